@@ -1,0 +1,579 @@
+/*
+ * The YAML loader.  libyaml's event API (yaml_parser_parse) hands us the
+ * document one event at a time; nested mappings become dotted keys
+ * ("thresholds:" then "eager_max:" is "thresholds.eager_max"), and a key
+ * may also be written dotted in one go.  Everything about a key (type,
+ * range, default) is in the schema table (schema.c); this file only walks
+ * the events and reports positions.
+ *
+ * The rules, each an error with a FILE:LINE:COLUMN message:
+ * - the top level is one mapping; an empty file, or one holding only
+ *   comments, means "all defaults";
+ * - unknown keys are errors (we suggest the nearest key), so are duplicate
+ *   keys, sequences (no key takes a list yet), aliases, and a mapping
+ *   where a value is expected or the other way round.  A section with no
+ *   value ("thresholds:" followed only by comments) is an empty section;
+ * - one document per file.
+ *
+ * Values go into a copy of the caller's struct, which is written back only
+ * when the whole document loaded: on error the caller's config is
+ * untouched.  A file is read into memory first (it is small, and capped),
+ * so that libyaml's reader errors, which come with a byte offset instead
+ * of a line and column, can be placed like every other error.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "config.h"
+#include "rmq.h"
+#include "schema.h"
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+#define PATH_MAX_LEN 128 /* longer dotted keys are never known keys */
+#define FILE_MAX     (1 << 20) /* bytes; a config file is a few hundred */
+
+/* A key already seen in this document: name[0..len) of a schema row. */
+struct seen {
+	const char *name;
+	size_t      len;
+};
+
+struct loader {
+	yaml_parser_t        parser;
+	yaml_event_t         ev; /* the current event; zeroed when none */
+	struct rmq_config    cfg; /* the copy we load into */
+	const char          *name; /* file name for messages */
+	const unsigned char *buf;
+	size_t               len;
+	char                *err;
+	size_t               errlen;
+	/* Every known key or section, at most once: no overflow possible. */
+	struct seen seen[2 * RMQ_SCHEMA_NKEYS];
+	size_t      nseen;
+	char        path[PATH_MAX_LEN]; /* dotted key being read */
+	size_t      pathlen;
+};
+
+/* Environment overrides, checked in this order. */
+static const struct {
+	const char *var;
+	const char *key;
+} env_vars[] = {
+	{ "RMQ_PROVIDER", "provider" },
+	{ "RMQ_LOG", "log" },
+	{ "RMQ_EAGER_MAX", "thresholds.eager_max" },
+	{ "RMQ_INJECT_MAX", "thresholds.inject_max" },
+	{ "RMQ_SPIN_US", "progress.spin_us" },
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    PRINTF_LIKE(3, 4);
+static int at(struct loader *ld, yaml_mark_t mark, const char *fmt, ...)
+    PRINTF_LIKE(3, 4);
+
+static void
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		goto out;
+	va_start(ap, fmt);
+	if (vsnprintf(err, errlen, fmt, ap) < 0)
+		err[0] = '\0';
+	va_end(ap);
+out:
+	return;
+}
+
+/* "NAME:LINE:COLUMN: " and the message.  Returns -RMQ_ECONFIG. */
+static int
+at(struct loader *ld, yaml_mark_t mark, const char *fmt, ...)
+{
+	va_list ap;
+	int     n;
+
+	if (ld->err == NULL || ld->errlen == 0)
+		goto out;
+	n = snprintf(ld->err, ld->errlen, "%s:%zu:%zu: ", ld->name,
+	    mark.line + 1, mark.column + 1);
+	if (n < 0) {
+		ld->err[0] = '\0';
+		goto out;
+	}
+	if ((size_t) n >= ld->errlen)
+		goto out;
+	va_start(ap, fmt);
+	if (vsnprintf(ld->err + n, ld->errlen - (size_t) n, fmt, ap) < 0)
+		ld->err[n] = '\0';
+	va_end(ap);
+out:
+	return -RMQ_ECONFIG;
+}
+
+/* Line and column (in characters) of a byte offset into the input. */
+static yaml_mark_t
+offset_mark(const struct loader *ld, size_t offset)
+{
+	yaml_mark_t mark;
+	size_t      i;
+
+	memset(&mark, 0, sizeof mark);
+	if (offset > ld->len)
+		offset = ld->len;
+	for (i = 0; i < offset; i++) {
+		if (ld->buf[i] == '\n') {
+			mark.line++;
+			mark.column = 0;
+		} else if ((ld->buf[i] & 0xc0) != 0x80) {
+			mark.column++;
+		}
+	}
+	mark.index = offset;
+	return mark;
+}
+
+static int
+syntax_error(struct loader *ld)
+{
+	const yaml_parser_t *p       = &ld->parser;
+	const char          *problem = p->problem ? p->problem : "unknown";
+	yaml_mark_t          mark    = p->problem_mark;
+	int                  rc;
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		set_err(ld->err, ld->errlen, "%s: out of memory", ld->name);
+		rc = -RMQ_ENOMEM;
+		goto out;
+	}
+	if (p->error == YAML_READER_ERROR)
+		mark = offset_mark(ld, p->problem_offset);
+	rc = at(ld, mark, "YAML syntax error: %s", problem);
+out:
+	return rc;
+}
+
+/* Drop the current event and parse the next one. */
+static int
+next(struct loader *ld)
+{
+	int rc = 0;
+
+	yaml_event_delete(&ld->ev);
+	if (!yaml_parser_parse(&ld->parser, &ld->ev))
+		rc = syntax_error(ld);
+	return rc;
+}
+
+/* libyaml checks the grammar; this only guards our reading of it. */
+static int
+expect(struct loader *ld, yaml_event_type_t type)
+{
+	int rc;
+
+	rc = next(ld);
+	if (rc == 0 && ld->ev.type != type)
+		rc = at(ld, ld->ev.start_mark, "unexpected YAML event");
+	return rc;
+}
+
+static const char *
+kind(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		return "a scalar";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a sequence";
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	case YAML_ALIAS_EVENT:
+		return "an alias";
+	default:
+		return "something else";
+	}
+}
+
+/* An empty plain scalar, "~" or "null": YAML's ways to say nothing. */
+static int
+is_null(const yaml_event_t *ev)
+{
+	const char *v   = (const char *) ev->data.scalar.value;
+	size_t      len = ev->data.scalar.length;
+
+	return ev->type == YAML_SCALAR_EVENT
+	    && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE
+	    && (len == 0 || (len == 1 && v[0] == '~')
+	        || (len == 4 && memcmp(v, "null", 4) == 0));
+}
+
+/*
+ * The current event is a key that is not in the schema; the path is
+ * path[0..plen) plus the key.  fits: the whole key is in ld->path, so we
+ * can look for a suggestion.
+ */
+static int
+unknown_key(struct loader *ld, size_t plen, int fits)
+{
+	const char *key  = (const char *) ld->ev.data.scalar.value;
+	size_t      klen = ld->ev.data.scalar.length;
+	char        shown[RMQ_SCHEMA_ECHO_SIZE];
+	char        hint[PATH_MAX_LEN];
+	int         rc;
+
+	rmq_schema_echo(shown, sizeof shown, key, klen);
+	if (fits
+	    && rmq_schema_suggest(ld->path, ld->pathlen, hint, sizeof hint))
+		rc = at(ld, ld->ev.start_mark,
+		    "unknown key '%.*s%s%s' (did you mean '%s'?)", (int) plen,
+		    ld->path, plen > 0 ? "." : "", shown, hint);
+	else
+		rc = at(ld, ld->ev.start_mark, "unknown key '%.*s%s%s'",
+		    (int) plen, ld->path, plen > 0 ? "." : "", shown);
+	return rc;
+}
+
+/*
+ * The current event is a scalar key: append it to the path, check that it
+ * is a known key or section and that it is new.  *kp is the key's schema
+ * row, or NULL for a section.
+ */
+static int
+load_key(struct loader *ld, const struct rmq_schema_key **kp)
+{
+	const char *key  = (const char *) ld->ev.data.scalar.value;
+	size_t      klen = ld->ev.data.scalar.length;
+	size_t      plen = ld->pathlen;
+	size_t      sep  = plen > 0 ? 1 : 0;
+	const char *name;
+	size_t      i;
+	int         rc = 0;
+
+	*kp = NULL;
+	/* A NUL inside a quoted key must not cut "provider\0x" short. */
+	if (memchr(key, '\0', klen) != NULL
+	    || plen + sep + klen >= sizeof ld->path) {
+		rc = unknown_key(ld, plen, 0);
+		goto out;
+	}
+	if (sep)
+		ld->path[plen] = '.';
+	memcpy(ld->path + plen + sep, key, klen);
+	ld->pathlen           = plen + sep + klen;
+	ld->path[ld->pathlen] = '\0';
+
+	*kp  = rmq_schema_find(ld->path, ld->pathlen);
+	name = *kp != NULL ? (*kp)->name
+	                   : rmq_schema_section(ld->path, ld->pathlen);
+	if (name == NULL) {
+		rc = unknown_key(ld, plen, 1);
+		goto out;
+	}
+	for (i = 0; i < ld->nseen; i++) {
+		if (ld->seen[i].len == ld->pathlen
+		    && memcmp(ld->seen[i].name, name, ld->pathlen) == 0) {
+			rc = at(ld, ld->ev.start_mark, "duplicate key '%s'",
+			    ld->path);
+			goto out;
+		}
+	}
+	assert(ld->nseen < sizeof ld->seen / sizeof ld->seen[0]);
+	ld->seen[ld->nseen].name = name;
+	ld->seen[ld->nseen].len  = ld->pathlen;
+	ld->nseen++;
+out:
+	return rc;
+}
+
+static int load_mapping(struct loader *ld);
+
+/*
+ * The current event is the value of the key in ld->path: k is its schema
+ * row, or NULL if the key is a section.
+ */
+static int
+load_value(struct loader *ld, const struct rmq_schema_key *k)
+{
+	const yaml_event_t *ev = &ld->ev;
+	char                shown[RMQ_SCHEMA_ECHO_SIZE];
+	char                what[RMQ_CFG_ERR_MAX];
+	int                 rc = 0;
+
+	if (k != NULL && ev->type == YAML_SCALAR_EVENT) {
+		if (rmq_schema_set(k, &ld->cfg,
+		        (const char *) ev->data.scalar.value,
+		        ev->data.scalar.length, what, sizeof what))
+			rc = at(ld, ev->start_mark, "%s: %s", k->name, what);
+		goto out;
+	}
+	if (k == NULL && ev->type == YAML_MAPPING_START_EVENT) {
+		rc = load_mapping(ld);
+		goto out;
+	}
+	if (k == NULL && is_null(ev))
+		goto out; /* an empty section */
+
+	/* A mapping for a value, a value for a section, or worse. */
+	if (k != NULL)
+		rmq_schema_describe(k, what, sizeof what);
+	else
+		snprintf(what, sizeof what, "a mapping");
+	if (ev->type == YAML_SCALAR_EVENT) {
+		rmq_schema_echo(shown, sizeof shown,
+		    (const char *) ev->data.scalar.value,
+		    ev->data.scalar.length);
+		rc = at(ld, ev->start_mark, "%s: expected %s, got '%s'",
+		    ld->path, what, shown);
+	} else {
+		rc = at(ld, ev->start_mark, "%s: expected %s, got %s",
+		    ld->path, what, kind(ev));
+	}
+out:
+	return rc;
+}
+
+/* The current event is MAPPING-START; read up to its MAPPING-END. */
+static int
+load_mapping(struct loader *ld)
+{
+	const struct rmq_schema_key *k;
+	size_t                       plen = ld->pathlen;
+	int                          rc;
+
+	for (;;) {
+		rc = next(ld);
+		if (rc != 0 || ld->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		if (ld->ev.type != YAML_SCALAR_EVENT) {
+			rc = at(ld, ld->ev.start_mark,
+			    "%s%sexpected a key, got %s", ld->path,
+			    plen > 0 ? ": " : "", kind(&ld->ev));
+			break;
+		}
+		rc = load_key(ld, &k);
+		if (rc == 0)
+			rc = next(ld);
+		if (rc == 0)
+			rc = load_value(ld, k);
+		if (rc != 0)
+			break;
+		ld->pathlen    = plen;
+		ld->path[plen] = '\0';
+	}
+	return rc;
+}
+
+static int
+load_stream(struct loader *ld)
+{
+	int rc;
+
+	rc = expect(ld, YAML_STREAM_START_EVENT);
+	if (rc != 0)
+		goto out;
+	rc = next(ld);
+	if (rc != 0 || ld->ev.type == YAML_STREAM_END_EVENT)
+		goto out; /* no document: comments only, or nothing */
+	if (ld->ev.type != YAML_DOCUMENT_START_EVENT) {
+		rc = at(ld, ld->ev.start_mark, "unexpected YAML event");
+		goto out;
+	}
+	rc = next(ld);
+	if (rc != 0)
+		goto out;
+	if (ld->ev.type == YAML_MAPPING_START_EVENT)
+		rc = load_mapping(ld);
+	else if (!is_null(&ld->ev)) /* "---" alone is an empty document */
+		rc = at(ld, ld->ev.start_mark,
+		    "top level must be a mapping, got %s", kind(&ld->ev));
+	if (rc != 0)
+		goto out;
+	rc = expect(ld, YAML_DOCUMENT_END_EVENT);
+	if (rc != 0)
+		goto out;
+	rc = next(ld);
+	if (rc == 0 && ld->ev.type != YAML_STREAM_END_EVENT)
+		rc = at(ld, ld->ev.start_mark,
+		    "only one YAML document is allowed");
+out:
+	return rc;
+}
+
+static int
+load_buffer(struct rmq_config *cfg, const unsigned char *buf, size_t len,
+    const char *name, char *err, size_t errlen)
+{
+	struct loader ld;
+	int           rc;
+
+	memset(&ld, 0, sizeof ld);
+	memcpy(&ld.cfg, cfg, sizeof ld.cfg);
+	ld.name   = name;
+	ld.buf    = buf;
+	ld.len    = len;
+	ld.err    = err;
+	ld.errlen = errlen;
+	if (!yaml_parser_initialize(&ld.parser)) {
+		set_err(err, errlen, "%s: out of memory", name);
+		rc = -RMQ_ENOMEM;
+		goto out;
+	}
+	yaml_parser_set_input_string(&ld.parser, buf, len);
+	rc = load_stream(&ld);
+	if (rc == 0)
+		memcpy(cfg, &ld.cfg, sizeof *cfg);
+	yaml_event_delete(&ld.ev);
+	yaml_parser_delete(&ld.parser);
+out:
+	return rc;
+}
+
+/* Read a whole file; -errno, or -EFBIG past FILE_MAX bytes. */
+static int
+read_file(const char *path, unsigned char **bufp, size_t *lenp)
+{
+	unsigned char *buf = NULL, *nbuf;
+	size_t         len = 0, cap = 0;
+	FILE          *f;
+	int            rc = 0;
+
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		rc = errno != 0 ? -errno : -EIO;
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > FILE_MAX) {
+				rc = -EFBIG;
+				goto out;
+			}
+			cap  = cap == 0 ? 4096 : cap * 2;
+			nbuf = realloc(buf, cap);
+			if (nbuf == NULL) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = nbuf;
+		}
+		errno = 0;
+		len += fread(buf + len, 1, cap - len, f);
+		if (ferror(f)) {
+			rc = errno != 0 ? -errno : -EIO;
+			goto out;
+		}
+		if (feof(f))
+			break;
+	}
+out:
+	if (f != NULL)
+		fclose(f);
+	if (rc != 0) {
+		free(buf);
+		buf = NULL;
+		len = 0;
+	}
+	*bufp = buf;
+	*lenp = len;
+	return rc;
+}
+
+int
+rmq_config_load(
+    struct rmq_config *cfg, const char *path, char *err, size_t errlen)
+{
+	unsigned char *buf = NULL;
+	size_t         len = 0;
+	int            rc;
+
+	set_err(err, errlen, "%s", "");
+	if (cfg == NULL || path == NULL) {
+		set_err(err, errlen, "rmq_config_load: invalid argument");
+		rc = -RMQ_EINVAL;
+		goto out;
+	}
+	rc = read_file(path, &buf, &len);
+	if (rc == -EFBIG) {
+		set_err(
+		    err, errlen, "%s: larger than %d bytes", path, FILE_MAX);
+		rc = -RMQ_ECONFIG;
+		goto out;
+	}
+	if (rc != 0) {
+		set_err(err, errlen, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	rc = load_buffer(cfg, buf, len, path, err, errlen);
+out:
+	free(buf);
+	return rc;
+}
+
+int
+rmq_config_load_string(struct rmq_config *cfg, const char *yaml,
+    const char *name, char *err, size_t errlen)
+{
+	int rc;
+
+	set_err(err, errlen, "%s", "");
+	if (name == NULL)
+		name = "<string>";
+	if (cfg == NULL || yaml == NULL) {
+		set_err(err, errlen, "%s: invalid argument", name);
+		rc = -RMQ_EINVAL;
+		goto out;
+	}
+	rc = load_buffer(cfg, (const unsigned char *) yaml, strlen(yaml), name,
+	    err, errlen);
+out:
+	return rc;
+}
+
+/*
+ * A variable that is set but empty counts as unset, so that
+ * "RMQ_LOG= prog" does not fail.
+ */
+int
+rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
+{
+	const struct rmq_schema_key *k;
+	struct rmq_config            tmp;
+	char                         what[RMQ_CFG_ERR_MAX];
+	const char                  *v;
+	size_t                       i;
+	int                          rc = 0;
+
+	set_err(err, errlen, "%s", "");
+	if (cfg == NULL) {
+		set_err(err, errlen, "rmq_config_env: invalid argument");
+		rc = -RMQ_EINVAL;
+		goto out;
+	}
+	memcpy(&tmp, cfg, sizeof tmp);
+	for (i = 0; i < sizeof env_vars / sizeof env_vars[0]; i++) {
+		v = getenv(env_vars[i].var);
+		if (v == NULL || v[0] == '\0')
+			continue;
+		k = rmq_schema_find(env_vars[i].key, strlen(env_vars[i].key));
+		assert(k != NULL);
+		rc = rmq_schema_set(k, &tmp, v, strlen(v), what, sizeof what);
+		if (rc != 0) {
+			set_err(err, errlen, "%s: %s", env_vars[i].var, what);
+			goto out;
+		}
+	}
+	memcpy(cfg, &tmp, sizeof *cfg);
+out:
+	return rc;
+}

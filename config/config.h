@@ -1,0 +1,65 @@
+/*
+ * librmq configuration: one struct, one schema table (schema.c), loaded from
+ * YAML with libyaml (config.c).  Internal; not installed.
+ */
+#ifndef RMQ_CONFIG_H
+#define RMQ_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMQ_CFG_STR_MAX 64
+#define RMQ_CFG_ERR_MAX 512
+
+enum rmq_log_level {
+	RMQ_LOG_ERROR = 0,
+	RMQ_LOG_WARN  = 1,
+	RMQ_LOG_INFO  = 2,
+	RMQ_LOG_DEBUG = 3,
+};
+
+/*
+ * Every field has a default in schema.c.  Size thresholds of 0 mean "take
+ * the provider row's value" (the provider row in providers/ knows the
+ * provider's inject size and a measured eager limit).
+ */
+struct rmq_config {
+	char     provider[RMQ_CFG_STR_MAX]; /* auto|shm|tcp|sockets|verbs|efa */
+	size_t   inject_max;     /* thresholds.inject_max, 0 = provider row */
+	size_t   eager_max;      /* thresholds.eager_max,  0 = provider row */
+	size_t   slab_size;      /* memory.slab_size: multi-recv slab bytes */
+	int      slabs;          /* memory.slabs: slabs posted per socket */
+	int      sndhwm;         /* limits.sndhwm: sends in flight */
+	int      rcvhwm;         /* limits.rcvhwm: unread messages per peer */
+	int64_t  max_msg_size;   /* limits.max_msg_size, -1 none */
+	int      sndtimeo_ms;    /* timeouts.send_ms, -1 forever */
+	int      rcvtimeo_ms;    /* timeouts.recv_ms, -1 forever */
+	int      linger_ms;      /* timeouts.linger_ms, -1 forever */
+	int      connect_ms;     /* timeouts.connect_ms */
+	int      handshake_ms;   /* timeouts.handshake_ms */
+	int      spin_us;        /* progress.spin_us before sleeping */
+	int      log_level;      /* log: error|warn|info|debug */
+};
+
+/* Fill cfg with the schema's defaults. */
+void rmq_config_defaults(struct rmq_config *cfg);
+
+/*
+ * Load a YAML file over the defaults.  On error returns -RMQ_ECONFIG (or
+ * -ENOENT / -EACCES for a file that cannot be opened) and writes a message
+ * of the form "FILE:LINE:COLUMN: KEY: what was expected" into err.
+ */
+int rmq_config_load(struct rmq_config *cfg, const char *path, char *err,
+                    size_t errlen);
+
+/* Same, from a string (name is used in messages in place of a file). */
+int rmq_config_load_string(struct rmq_config *cfg, const char *yaml,
+                           const char *name, char *err, size_t errlen);
+
+/*
+ * Apply environment overrides (RMQ_PROVIDER, RMQ_LOG, RMQ_EAGER_MAX,
+ * RMQ_INJECT_MAX, RMQ_SPIN_US): same validation, messages name the variable.
+ */
+int rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen);
+
+#endif /* RMQ_CONFIG_H */

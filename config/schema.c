@@ -1,0 +1,606 @@
+/*
+ * The configuration schema.  Every key, its type, range and default lives
+ * in the one table below; rmq_config_defaults(), the YAML loader, the
+ * environment overrides and rmq.yaml.example all follow it.  Adding a key
+ * means adding a field to struct rmq_config, a row here, bumping
+ * RMQ_SCHEMA_NKEYS, and a paragraph in rmq.yaml.example.
+ *
+ * Values are parsed by hand rather than with strtol()/strtoull(): those
+ * accept leading blanks, "0x", signs on unsigned numbers and saturate on
+ * overflow, and a configuration file should reject all of that.
+ */
+#include <assert.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "rmq.h"
+#include "schema.h"
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+#define KiB ((int64_t) 1 << 10)
+#define MiB ((int64_t) 1 << 20)
+#define GiB ((int64_t) 1 << 30)
+#define TiB ((int64_t) 1 << 40)
+
+/* The offset and size of a field of struct rmq_config. */
+#define FIELD(f)                                                              \
+	offsetof(struct rmq_config, f), sizeof(((struct rmq_config *) 0)->f)
+
+#define SIZE_EXAMPLE "a size (e.g. 65536, 64KiB)"
+#define DIST_MAX     64 /* longer names are never within reach */
+#define SUGGEST_MAX  3 /* largest edit distance we suggest */
+
+static const struct rmq_schema_choice providers[] = {
+	{ "auto", 0 },
+	{ "shm", 1 },
+	{ "tcp", 2 },
+	{ "sockets", 3 },
+	{ "verbs", 4 },
+	{ "efa", 5 },
+	{ NULL, 0 },
+};
+
+static const struct rmq_schema_choice log_levels[] = {
+	{ "error", RMQ_LOG_ERROR },
+	{ "warn", RMQ_LOG_WARN },
+	{ "info", RMQ_LOG_INFO },
+	{ "debug", RMQ_LOG_DEBUG },
+	{ NULL, 0 },
+};
+
+/*
+ * name, type, min, max, default, choices, field, description.
+ * Keep sections together: rmq.yaml.example lists them in this order.
+ */
+const struct rmq_schema_key rmq_schema[] = {
+	{ "provider", RMQ_SCHEMA_STRENUM, 0, 0, 0, providers, FIELD(provider),
+	    "libfabric provider; auto takes the best one on this machine" },
+	{ "log", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
+	    FIELD(log_level), "least severe message that is logged" },
+	{ "thresholds.inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0, NULL,
+	    FIELD(inject_max),
+	    "largest payload sent with fi_inject; 0 = the provider's value" },
+	{ "thresholds.eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0, NULL,
+	    FIELD(eager_max),
+	    "largest payload sent eagerly; 0 = the provider's value" },
+	{ "memory.slab_size", RMQ_SCHEMA_SIZE, 64 * KiB, 1 * GiB, 1 * MiB,
+	    NULL, FIELD(slab_size), "bytes in each multi-recv slab" },
+	{ "memory.slabs", RMQ_SCHEMA_INT, 1, 64, 4, NULL, FIELD(slabs),
+	    "multi-recv slabs posted per socket" },
+	{ "limits.sndhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,
+	    FIELD(sndhwm), "messages in flight per socket" },
+	{ "limits.rcvhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,
+	    FIELD(rcvhwm), "unread messages queued per peer" },
+	{ "limits.max_msg_size", RMQ_SCHEMA_SIZE_OR_NONE, -1, 1 * TiB, -1,
+	    NULL, FIELD(max_msg_size),
+	    "largest message accepted; -1 = no limit" },
+	{ "timeouts.send_ms", RMQ_SCHEMA_INT, -1, INT_MAX, -1, NULL,
+	    FIELD(sndtimeo_ms), "how long a send blocks; -1 = forever" },
+	{ "timeouts.recv_ms", RMQ_SCHEMA_INT, -1, INT_MAX, -1, NULL,
+	    FIELD(rcvtimeo_ms), "how long a receive blocks; -1 = forever" },
+	{ "timeouts.linger_ms", RMQ_SCHEMA_INT, -1, INT_MAX, 1000, NULL,
+	    FIELD(linger_ms),
+	    "how long close waits for queued sends; -1 = forever" },
+	{ "timeouts.connect_ms", RMQ_SCHEMA_INT, 0, INT_MAX, 10000, NULL,
+	    FIELD(connect_ms), "how long connect keeps retrying" },
+	{ "timeouts.handshake_ms", RMQ_SCHEMA_INT, 1, INT_MAX, 5000, NULL,
+	    FIELD(handshake_ms),
+	    "how long a peer has to finish the handshake" },
+	{ "progress.spin_us", RMQ_SCHEMA_INT, 0, 10000000, 1000, NULL,
+	    FIELD(spin_us), "microseconds of polling before sleeping" },
+};
+
+_Static_assert(sizeof(rmq_schema) / sizeof(rmq_schema[0]) == RMQ_SCHEMA_NKEYS,
+    "RMQ_SCHEMA_NKEYS does not match the table");
+
+enum parse_result {
+	PARSE_OK,
+	PARSE_BAD, /* not of the expected form */
+	PARSE_RANGE, /* well formed but does not fit in 64 bits */
+};
+
+/* Append to buf at *pos, truncating; *pos stops at buflen - 1. */
+static void put(char *buf, size_t buflen, size_t *pos, const char *fmt, ...)
+    PRINTF_LIKE(4, 5);
+
+static void
+put(char *buf, size_t buflen, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int     n = 0;
+
+	if (buflen > 0 && *pos < buflen - 1) {
+		va_start(ap, fmt);
+		n = vsnprintf(buf + *pos, buflen - *pos, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			buf[*pos] = '\0';
+	}
+	if (n > 0)
+		*pos += (size_t) n;
+	if (buflen > 0 && *pos > buflen - 1)
+		*pos = buflen - 1;
+}
+
+static int
+lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* ASCII-only, so the locale cannot change what a config file means. */
+static int
+same_nocase(const char *text, size_t len, const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (word[i] == '\0'
+		    || lower((unsigned char) text[i])
+		        != lower((unsigned char) word[i]))
+			return 0;
+	return word[len] == '\0';
+}
+
+/* One or more digits at text[*i]; PARSE_RANGE past UINT64_MAX. */
+static enum parse_result
+parse_digits(const char *text, size_t len, size_t *i, uint64_t *out)
+{
+	enum parse_result res   = PARSE_OK;
+	uint64_t          u     = 0;
+	size_t            start = *i;
+	unsigned          d;
+
+	for (; *i < len && text[*i] >= '0' && text[*i] <= '9'; (*i)++) {
+		d = (unsigned) (text[*i] - '0');
+		if (u > (UINT64_MAX - d) / 10)
+			res = PARSE_RANGE;
+		else
+			u = u * 10 + d;
+	}
+	if (*i == start)
+		res = PARSE_BAD;
+	*out = u;
+	return res;
+}
+
+static enum parse_result
+parse_int(const char *text, size_t len, int64_t *out)
+{
+	enum parse_result res;
+	uint64_t          u;
+	size_t            i   = 0;
+	int               neg = 0;
+
+	if (len > 0 && (text[0] == '-' || text[0] == '+')) {
+		neg = text[0] == '-';
+		i++;
+	}
+	res = parse_digits(text, len, &i, &u);
+	if (i != len)
+		res = PARSE_BAD;
+	if (res != PARSE_OK)
+		goto out;
+	if (u > (uint64_t) INT64_MAX + (neg ? 1 : 0)) {
+		res = PARSE_RANGE;
+		goto out;
+	}
+	if (neg)
+		*out
+		    = u == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) u;
+	else
+		*out = (int64_t) u;
+out:
+	return res;
+}
+
+static enum parse_result
+parse_size(const char *text, size_t len, int64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		int64_t     mult;
+	} suffixes[] = {
+		{ "b", 1 },
+		{ "k", KiB },
+		{ "kb", KiB },
+		{ "kib", KiB },
+		{ "m", MiB },
+		{ "mb", MiB },
+		{ "mib", MiB },
+		{ "g", GiB },
+		{ "gb", GiB },
+		{ "gib", GiB },
+	};
+	enum parse_result res;
+	uint64_t          u;
+	uint64_t          mult = 1;
+	size_t            i    = 0;
+	size_t            s;
+
+	res = parse_digits(text, len, &i, &u);
+	if (res == PARSE_BAD)
+		goto out;
+	if (i < len) {
+		for (s = 0; s < sizeof suffixes / sizeof suffixes[0]; s++)
+			if (same_nocase(text + i, len - i, suffixes[s].suffix))
+				break;
+		if (s == sizeof suffixes / sizeof suffixes[0]) {
+			res = PARSE_BAD;
+			goto out;
+		}
+		mult = (uint64_t) suffixes[s].mult;
+	}
+	if (res != PARSE_OK)
+		goto out;
+	if (u > (uint64_t) INT64_MAX / mult) {
+		res = PARSE_RANGE;
+		goto out;
+	}
+	*out = (int64_t) (u * mult);
+out:
+	return res;
+}
+
+static enum parse_result
+parse_choice(
+    const struct rmq_schema_key *k, const char *text, size_t len, int64_t *out)
+{
+	const struct rmq_schema_choice *c;
+	enum parse_result               res = PARSE_BAD;
+
+	for (c = k->choices; c->name != NULL; c++) {
+		if (same_nocase(text, len, c->name)) {
+			*out = c->value;
+			res  = PARSE_OK;
+			break;
+		}
+	}
+	return res;
+}
+
+static enum parse_result
+parse_value(
+    const struct rmq_schema_key *k, const char *text, size_t len, int64_t *out)
+{
+	enum parse_result res = PARSE_BAD;
+
+	switch (k->type) {
+	case RMQ_SCHEMA_STRENUM:
+	case RMQ_SCHEMA_ENUM:
+		res = parse_choice(k, text, len, out);
+		break;
+	case RMQ_SCHEMA_INT:
+		res = parse_int(text, len, out);
+		break;
+	case RMQ_SCHEMA_SIZE_OR_NONE:
+		if (len == 2 && memcmp(text, "-1", 2) == 0) {
+			*out = -1;
+			res  = PARSE_OK;
+			break;
+		}
+		res = parse_size(text, len, out);
+		break;
+	case RMQ_SCHEMA_SIZE:
+		res = parse_size(text, len, out);
+		break;
+	}
+	return res;
+}
+
+/* Sizes that are whole KiB/MiB/GiB print that way: "0..64MiB". */
+static void
+format_value(
+    const struct rmq_schema_key *k, int64_t v, char *buf, size_t buflen)
+{
+	static const struct {
+		const char *suffix;
+		int64_t     mult;
+	} units[] = { { "GiB", GiB }, { "MiB", MiB }, { "KiB", KiB } };
+	size_t u;
+
+	if (k->type == RMQ_SCHEMA_SIZE || k->type == RMQ_SCHEMA_SIZE_OR_NONE) {
+		for (u = 0; u < sizeof units / sizeof units[0]; u++) {
+			if (v > 0 && v % units[u].mult == 0) {
+				snprintf(buf, buflen, "%" PRId64 "%s",
+				    v / units[u].mult, units[u].suffix);
+				goto out;
+			}
+		}
+	}
+	snprintf(buf, buflen, "%" PRId64, v);
+out:
+	return;
+}
+
+static const char *
+choice_name(const struct rmq_schema_key *k, int64_t v)
+{
+	const struct rmq_schema_choice *c;
+
+	for (c = k->choices; c->name != NULL; c++)
+		if (c->value == v)
+			break;
+	assert(c->name != NULL);
+	return c->name;
+}
+
+static void
+store(const struct rmq_schema_key *k, struct rmq_config *cfg, int64_t v)
+{
+	char       *field = (char *) cfg + k->offset;
+	const char *name;
+	int         i;
+	size_t      z;
+
+	switch (k->type) {
+	case RMQ_SCHEMA_STRENUM:
+		name = choice_name(k, v);
+		assert(strlen(name) < k->size);
+		memset(field, 0, k->size);
+		memcpy(field, name, strlen(name) + 1);
+		break;
+	case RMQ_SCHEMA_ENUM:
+	case RMQ_SCHEMA_INT:
+		assert(k->size == sizeof i && v >= INT_MIN && v <= INT_MAX);
+		i = (int) v;
+		memcpy(field, &i, sizeof i);
+		break;
+	case RMQ_SCHEMA_SIZE:
+		assert(k->size == sizeof z && v >= 0);
+		z = (size_t) v;
+		memcpy(field, &z, sizeof z);
+		break;
+	case RMQ_SCHEMA_SIZE_OR_NONE:
+		assert(k->size == sizeof v);
+		memcpy(field, &v, sizeof v);
+		break;
+	}
+}
+
+void
+rmq_config_defaults(struct rmq_config *cfg)
+{
+	size_t i;
+
+	memset(cfg, 0, sizeof *cfg);
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++)
+		store(&rmq_schema[i], cfg, rmq_schema[i].def);
+}
+
+const struct rmq_schema_key *
+rmq_schema_find(const char *name, size_t len)
+{
+	const struct rmq_schema_key *k = NULL;
+	size_t                       i;
+
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		if (strlen(rmq_schema[i].name) == len
+		    && memcmp(rmq_schema[i].name, name, len) == 0) {
+			k = &rmq_schema[i];
+			break;
+		}
+	}
+	return k;
+}
+
+const char *
+rmq_schema_section(const char *name, size_t len)
+{
+	const char *found = NULL;
+	size_t      i;
+
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		if (len > 0 && strlen(rmq_schema[i].name) > len
+		    && rmq_schema[i].name[len] == '.'
+		    && memcmp(rmq_schema[i].name, name, len) == 0) {
+			found = rmq_schema[i].name;
+			break;
+		}
+	}
+	return found;
+}
+
+/*
+ * Optimal string alignment distance: Levenshtein plus swaps of two
+ * neighbours, the commonest typo ("eagre_max").
+ */
+static unsigned
+distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	unsigned  rows[3][DIST_MAX + 1];
+	unsigned *pp = rows[0], *p = rows[1], *c = rows[2], *t;
+	unsigned  d = UINT_MAX;
+	unsigned  cost, v;
+	size_t    i, j;
+
+	if (la > DIST_MAX || lb > DIST_MAX)
+		goto out;
+	for (j = 0; j <= lb; j++)
+		p[j] = (unsigned) j;
+	for (i = 1; i <= la; i++) {
+		c[0] = (unsigned) i;
+		for (j = 1; j <= lb; j++) {
+			cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			v    = p[j - 1] + cost;
+			if (p[j] + 1 < v)
+				v = p[j] + 1;
+			if (c[j - 1] + 1 < v)
+				v = c[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2]
+			    && a[i - 2] == b[j - 1] && pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			c[j] = v;
+		}
+		t  = pp;
+		pp = p;
+		p  = c;
+		c  = t;
+	}
+	d = p[lb];
+out:
+	return d;
+}
+
+static const char *
+last_part(const char *name, size_t len, size_t *partlen)
+{
+	size_t i = len;
+
+	while (i > 0 && name[i - 1] != '.')
+		i--;
+	*partlen = len - i;
+	return name + i;
+}
+
+int
+rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen)
+{
+	const char *best    = NULL;
+	size_t      bestlen = 0;
+	unsigned    bestd   = SUGGEST_MAX + 1;
+	int         nested  = memchr(name, '.', len) != NULL;
+	const char *key, *part, *upart;
+	size_t      i, j, keylen, partlen, upartlen;
+	unsigned    d;
+
+	upart = last_part(name, len, &upartlen);
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		key    = rmq_schema[i].name;
+		keylen = strlen(key);
+		/* The sections this key is in, then the key itself. */
+		for (j = 1; j <= keylen; j++) {
+			if (j < keylen && key[j] != '.')
+				continue;
+			d = distance(name, len, key, j);
+			if (d < bestd) {
+				bestd   = d;
+				best    = key;
+				bestlen = j;
+			}
+		}
+		/*
+		 * "eager_max" at the top level, or in the wrong section:
+		 * compare last components.  Nested names must match exactly,
+		 * or "timeouts.foo" would suggest "log".
+		 */
+		part = last_part(key, keylen, &partlen);
+		d    = distance(upart, upartlen, part, partlen);
+		if ((!nested || d == 0) && d < bestd) {
+			bestd   = d;
+			best    = key;
+			bestlen = keylen;
+		}
+	}
+	/* Turning "a" into "log" is no hint: keep some of what was typed. */
+	if (bestd >= len)
+		best = NULL;
+	if (best != NULL && buflen > 0)
+		snprintf(buf, buflen, "%.*s", (int) bestlen, best);
+	return best != NULL;
+}
+
+void
+rmq_schema_describe(const struct rmq_schema_key *k, char *buf, size_t buflen)
+{
+	const struct rmq_schema_choice *c;
+	size_t                          pos = 0;
+
+	if (buflen > 0)
+		buf[0] = '\0';
+	switch (k->type) {
+	case RMQ_SCHEMA_STRENUM:
+	case RMQ_SCHEMA_ENUM:
+		put(buf, buflen, &pos, "one of");
+		for (c = k->choices; c->name != NULL; c++)
+			put(buf, buflen, &pos, "%s %s",
+			    c == k->choices ? "" : ",", c->name);
+		break;
+	case RMQ_SCHEMA_INT:
+		put(buf, buflen, &pos, "an integer");
+		break;
+	case RMQ_SCHEMA_SIZE:
+		put(buf, buflen, &pos, SIZE_EXAMPLE);
+		break;
+	case RMQ_SCHEMA_SIZE_OR_NONE:
+		put(buf, buflen, &pos, SIZE_EXAMPLE " or -1");
+		break;
+	}
+}
+
+int
+rmq_schema_set(const struct rmq_schema_key *k, struct rmq_config *cfg,
+    const char *text, size_t len, char *what, size_t whatlen)
+{
+	char              shown[RMQ_SCHEMA_ECHO_SIZE];
+	char              expect[RMQ_CFG_ERR_MAX];
+	char              lo[32], hi[32];
+	enum parse_result res;
+	int64_t           v  = 0;
+	int               rc = -RMQ_ECONFIG;
+
+	rmq_schema_echo(shown, sizeof shown, text, len);
+	res = parse_value(k, text, len, &v);
+	if (res == PARSE_BAD) {
+		rmq_schema_describe(k, expect, sizeof expect);
+		if (whatlen > 0)
+			snprintf(what, whatlen, "expected %s, got '%s'",
+			    expect, shown);
+		goto out;
+	}
+	if (k->type != RMQ_SCHEMA_STRENUM && k->type != RMQ_SCHEMA_ENUM
+	    && (res == PARSE_RANGE || v < k->min || v > k->max)) {
+		format_value(k, k->min, lo, sizeof lo);
+		format_value(k, k->max, hi, sizeof hi);
+		if (whatlen > 0)
+			snprintf(what, whatlen, "%s is out of range %s..%s",
+			    shown, lo, hi);
+		goto out;
+	}
+	store(k, cfg, v);
+	rc = 0;
+out:
+	return rc;
+}
+
+void
+rmq_schema_echo(char *buf, size_t buflen, const char *text, size_t len)
+{
+	size_t n = len;
+	size_t i;
+	int    cut = 0;
+
+	if (buflen == 0)
+		goto out;
+	if (n > buflen - 1) {
+		cut = buflen > 4;
+		n   = buflen > 4 ? buflen - 4 : buflen - 1;
+		/* Do not leave half a UTF-8 sequence before the dots. */
+		while (
+		    cut && n > 0 && ((unsigned char) text[n] & 0xc0) == 0x80)
+			n--;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char) text[i];
+
+		if (ch < 0x20 || ch == 0x7f)
+			ch = '?';
+		buf[i] = (char) ch;
+	}
+	if (cut) {
+		memcpy(buf + n, "...", 3);
+		n += 3;
+	}
+	buf[n] = '\0';
+out:
+	return;
+}

@@ -1,0 +1,84 @@
+/*
+ * The configuration schema: one row per key in schema.c, the only place
+ * where a key's type, range and default are written down.  config.c walks
+ * the YAML events and asks this table what a dotted key is and how to parse
+ * its value; rmq_config_env() uses the same rows.  Internal to config/.
+ */
+#ifndef RMQ_SCHEMA_H
+#define RMQ_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define RMQ_SCHEMA_NKEYS     15 /* rows in rmq_schema[] */
+#define RMQ_SCHEMA_ECHO_SIZE 48 /* buffer for rmq_schema_echo() */
+
+enum rmq_schema_type {
+	RMQ_SCHEMA_STRENUM, /* a choice; its name goes in a char[] */
+	RMQ_SCHEMA_ENUM, /* a choice; its value goes in an int */
+	RMQ_SCHEMA_INT, /* decimal integer, stored as int */
+	RMQ_SCHEMA_SIZE, /* bytes, 64KiB etc., stored as size_t */
+	RMQ_SCHEMA_SIZE_OR_NONE, /* a size or -1 (none), stored as int64_t */
+};
+
+struct rmq_schema_choice {
+	const char *name; /* lower case; matched case-insensitively */
+	int         value;
+};
+
+struct rmq_schema_key {
+	const char          *name; /* dotted: "thresholds.eager_max" */
+	enum rmq_schema_type type;
+	int64_t              min; /* inclusive; unused for enums */
+	int64_t              max;
+	int64_t              def; /* enums: the value of a choice */
+	const struct rmq_schema_choice *choices; /* enums; NULL-terminated */
+	size_t      offset; /* of the field in struct rmq_config */
+	size_t      size; /* of that field */
+	const char *desc; /* one line, for docs and tools */
+};
+
+extern const struct rmq_schema_key rmq_schema[RMQ_SCHEMA_NKEYS];
+
+/* The row for a full dotted key, or NULL.  name need not be NUL-ended. */
+const struct rmq_schema_key *rmq_schema_find(const char *name, size_t len);
+
+/*
+ * Is name[0..len) a section, the dotted prefix of some key ("thresholds")?
+ * Returns a key name that starts with it (a stable pointer whose first len
+ * bytes are the section name) or NULL.
+ */
+const char *rmq_schema_section(const char *name, size_t len);
+
+/*
+ * Did-you-mean: copy into buf the key or section closest to the unknown
+ * name (edit distance <= 3; a bare last component such as "eager_max" also
+ * matches; the distance must also be less than len).  Returns 1 if there
+ * is a suggestion, else 0.
+ */
+int rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen);
+
+/*
+ * What a value of this key looks like, for messages: "an integer",
+ * "a size (e.g. 65536, 64KiB)", "one of auto, shm, ...".
+ */
+void rmq_schema_describe(
+    const struct rmq_schema_key *k, char *buf, size_t buflen);
+
+/*
+ * Parse text[0..len), check the range and store it into cfg.  Returns 0,
+ * or -RMQ_ECONFIG with cfg untouched and "what was expected" (without the
+ * key name) in what, e.g. "0 is out of range 1..1000000".
+ */
+int rmq_schema_set(const struct rmq_schema_key *k, struct rmq_config *cfg,
+    const char *text, size_t len, char *what, size_t whatlen);
+
+/*
+ * Copy user text into buf for quoting in a message: control bytes become
+ * '?', long text is cut (at a UTF-8 boundary) and ends in "...".
+ */
+void rmq_schema_echo(char *buf, size_t buflen, const char *text, size_t len);
+
+#endif /* RMQ_SCHEMA_H */

@@ -1,0 +1,154 @@
+/*
+ * librmq: ZeroMQ-style messaging over libfabric.
+ *
+ * This header is the whole public API.  Every function returns 0 (or a
+ * size) on success and a negative error code on failure: -errno values
+ * (which equal libfabric's -FI_Exxx, so fi_* results pass through) or one of
+ * the librmq-only codes below, which start at 256.
+ *
+ * Threading: a context is thread-safe; a socket is not (as in ZeroMQ), so a
+ * socket must be used by one thread at a time.
+ */
+#ifndef RMQ_H
+#define RMQ_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define RMQ_API __attribute__((visibility("default")))
+#else
+#define RMQ_API
+#endif
+
+#define RMQ_VERSION_MAJOR 0
+#define RMQ_VERSION_MINOR 1
+#define RMQ_VERSION_PATCH 0
+
+typedef struct rmq_ctx    rmq_ctx;
+typedef struct rmq_socket rmq_socket;
+typedef struct rmq_msg    rmq_msg;
+
+/* Error codes.  Functions return the negative value. */
+enum rmq_err {
+	RMQ_OK        = 0,
+	RMQ_EAGAIN    = EAGAIN,    /* would block, or a timeout expired */
+	RMQ_EINVAL    = EINVAL,    /* bad argument */
+	RMQ_ENOMEM    = ENOMEM,    /* out of memory */
+	RMQ_EMSGSIZE  = EMSGSIZE,  /* larger than RMQ_MAXMSGSIZE (ours/peer's) */
+	RMQ_ENOTSUP   = ENOTSUP,   /* not supported (yet, or by provider) */
+	RMQ_ECONNRESET = ECONNRESET, /* the peer died or went away */
+	RMQ_ENOTCONN  = ENOTCONN,  /* no peer to talk to */
+	RMQ_EADDRINUSE = EADDRINUSE,
+	RMQ_ECONNREFUSED = ECONNREFUSED,
+	RMQ_ETIMEDOUT = ETIMEDOUT, /* connect/handshake timed out */
+	RMQ_ENODEV    = ENODEV,    /* the provider is not on this machine */
+	RMQ_ECLOSED   = 256,       /* the socket or context is closed */
+	RMQ_EFSM,                  /* operation not valid in this state
+	                            * (REQ: send twice; REP: send first) */
+	RMQ_EPROTO,                /* malformed message or handshake */
+	RMQ_EVERSION,              /* peer speaks another wire version */
+	RMQ_EPROVIDER,             /* peer uses another provider */
+	RMQ_EPATTERN,              /* peer's pattern does not match ours */
+	RMQ_ECONFIG,               /* bad configuration file or value */
+	RMQ_EADDR,                 /* malformed endpoint string */
+	RMQ_ETRUNC,                /* reserved: message truncated */
+	RMQ_EPEERFULL,             /* PAIR: already has its one peer */
+	RMQ_ERR_MAX
+};
+
+/* Socket types (the pattern). */
+enum rmq_type {
+	RMQ_PAIR = 0,
+	RMQ_PUB  = 1,
+	RMQ_SUB  = 2,
+	RMQ_REQ  = 3,
+	RMQ_REP  = 4,
+	RMQ_PUSH = 8,
+	RMQ_PULL = 7,
+};
+
+/* Flags for send/recv. */
+#define RMQ_DONTWAIT 0x1
+
+/* Socket options (rmq_setopt / rmq_getopt).  Values are int unless noted. */
+enum rmq_opt {
+	RMQ_SNDTIMEO      = 1,  /* ms, -1 = forever (default) */
+	RMQ_RCVTIMEO      = 2,  /* ms, -1 = forever (default) */
+	RMQ_LINGER        = 3,  /* ms rmq_close waits for sends; -1 forever */
+	RMQ_MAXMSGSIZE    = 4,  /* int64_t bytes; -1 = no limit */
+	RMQ_SNDHWM        = 5,  /* messages in flight per socket */
+	RMQ_RCVHWM        = 6,  /* unread messages per peer (credits) */
+	RMQ_CONNECT_TIMEOUT = 7, /* ms rmq_connect keeps retrying */
+	RMQ_LAST_ENDPOINT = 8,  /* getopt only: char[], the bound address */
+	RMQ_TYPE          = 9,  /* getopt only */
+	RMQ_PROVIDER_NAME = 10, /* getopt only: char[], libfabric provider */
+	RMQ_INJECT_MAX    = 11, /* size_t: largest payload sent by inject */
+	RMQ_EAGER_MAX     = 12, /* size_t: largest payload sent eager */
+	RMQ_NPEERS        = 13, /* getopt only: connected peers */
+};
+
+/* The ways a message can travel (see rmq(7)). */
+enum rmq_path {
+	RMQ_PATH_INJECT    = 0, /* fi_inject: header + payload, no completion */
+	RMQ_PATH_EAGER     = 1, /* fi_send into the peer's multi-recv slabs */
+	RMQ_PATH_RNDV_READ = 2, /* receiver pulls the payload with fi_read */
+	RMQ_PATH_COUNT     = 3,
+	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats */
+};
+
+struct rmq_stats {
+	uint64_t sent_msgs[RMQ_PATH_MAX];
+	uint64_t sent_bytes[RMQ_PATH_MAX];
+	uint64_t recv_msgs[RMQ_PATH_MAX];
+	uint64_t recv_bytes[RMQ_PATH_MAX];
+	uint64_t peers_connected;  /* handshakes completed */
+	uint64_t peers_lost;       /* peers that died or left */
+	uint64_t handshake_errors; /* rejected or malformed handshakes */
+	uint64_t proto_errors;     /* malformed messages from peers */
+	uint64_t dropped;          /* messages discarded (see rmq(7)) */
+	uint64_t eagain;           /* provider -FI_EAGAIN retries */
+	uint64_t reserved[10];
+};
+
+/* Context.  config_path NULL: $RMQ_CONFIG if set, else built-in defaults. */
+RMQ_API int rmq_ctx_new(rmq_ctx **ctx, const char *config_path);
+RMQ_API int rmq_ctx_destroy(rmq_ctx *ctx);
+
+/* Sockets. */
+RMQ_API int rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **s);
+RMQ_API int rmq_close(rmq_socket *s);
+RMQ_API int rmq_bind(rmq_socket *s, const char *endpoint);
+RMQ_API int rmq_connect(rmq_socket *s, const char *endpoint);
+RMQ_API ssize_t rmq_send(rmq_socket *s, const void *buf, size_t len,
+                         int flags);
+/* Returns the message's full size; copies at most cap bytes. */
+RMQ_API ssize_t rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags);
+RMQ_API int rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len);
+RMQ_API int rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len);
+
+/* Zero-copy messages. */
+RMQ_API int rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **m);
+RMQ_API void *rmq_msg_data(rmq_msg *m);
+RMQ_API size_t rmq_msg_size(const rmq_msg *m);
+/* Takes ownership of m on success; on failure m is still the caller's. */
+RMQ_API int rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags);
+RMQ_API int rmq_msg_recv(rmq_socket *s, rmq_msg **m, int flags);
+RMQ_API void rmq_msg_free(rmq_msg *m);
+
+RMQ_API int rmq_stats(rmq_socket *s, struct rmq_stats *st);
+RMQ_API const char *rmq_strerror(int err); /* err or -err */
+RMQ_API const char *rmq_path_name(int path);
+RMQ_API const char *rmq_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RMQ_H */

@@ -1,0 +1,166 @@
+/* Contexts: configuration and the fabric domains sockets share. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmq_int.h"
+
+int
+rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
+{
+	char     err[RMQ_CFG_ERR_MAX];
+	rmq_ctx *ctx;
+	int      rc;
+
+	if (ctxp == NULL)
+		return -RMQ_EINVAL;
+	*ctxp = NULL;
+	ctx   = calloc(1, sizeof(*ctx));
+	if (ctx == NULL)
+		return -RMQ_ENOMEM;
+	rmq_config_defaults(&ctx->cfg);
+	if (config_path == NULL)
+		config_path = getenv("RMQ_CONFIG");
+	if (config_path != NULL && config_path[0] != '\0') {
+		rc = rmq_config_load(&ctx->cfg, config_path, err, sizeof(err));
+		if (rc != 0) {
+			rmq_log(RMQ_LOG_ERROR, "%s", err);
+			goto fail;
+		}
+	}
+	rc = rmq_config_env(&ctx->cfg, err, sizeof(err));
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "%s", err);
+		goto fail;
+	}
+	rmq_log_set_level(ctx->cfg.log_level);
+	pthread_mutex_init(&ctx->lock, NULL);
+	*ctxp = ctx;
+	return 0;
+fail:
+	free(ctx);
+	return rc;
+}
+
+int
+rmq_ctx_destroy(rmq_ctx *ctx)
+{
+	if (ctx == NULL)
+		return -RMQ_EINVAL;
+	pthread_mutex_lock(&ctx->lock);
+	if (ctx->nsockets != 0) {
+		pthread_mutex_unlock(&ctx->lock);
+		rmq_log(RMQ_LOG_ERROR, "rmq_ctx_destroy: %d sockets still open",
+		        ctx->nsockets);
+		return -RMQ_EFSM;
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+	return 0;
+}
+
+static void
+dom_free(struct rmq_dom *d)
+{
+	if (d->domain != NULL)
+		fi_close(&d->domain->fid);
+	if (d->fabric != NULL)
+		fi_close(&d->fabric->fid);
+	if (d->info != NULL)
+		fi_freeinfo(d->info);
+	free(d);
+}
+
+int
+rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
+            struct rmq_dom **domp, struct fi_info **infop)
+{
+	struct fi_info *hints, *info = NULL;
+	struct rmq_dom *d;
+	char            key[160];
+	int             rc;
+
+	hints = rmq_caps_hints(prov);
+	if (hints == NULL)
+		return -RMQ_ENOMEM;
+	rc = fi_getinfo(FI_VERSION(1, 17), node, NULL, node ? FI_SOURCE : 0,
+	                hints, &info);
+	fi_freeinfo(hints);
+	if (rc != 0 || info == NULL) {
+		rmq_log(RMQ_LOG_ERROR,
+		        "provider %s (%s) not available here%s%s: %s",
+		        prov->name, prov->fi_prov, node ? " for " : "",
+		        node ? node : "", fi_strerror(-rc));
+		return rc == -FI_ENODATA || rc == 0 ? -RMQ_ENODEV : rc;
+	}
+	/* The first entry is the provider's preferred one. */
+	if (info->next != NULL) {
+		fi_freeinfo(info->next);
+		info->next = NULL;
+	}
+	snprintf(key, sizeof(key), "%s/%s/%s", info->fabric_attr->prov_name,
+	         info->fabric_attr->name, info->domain_attr->name);
+
+	pthread_mutex_lock(&ctx->lock);
+	for (d = ctx->doms; d != NULL; d = d->next)
+		if (strcmp(d->key, key) == 0)
+			break;
+	if (d == NULL) {
+		d = calloc(1, sizeof(*d));
+		if (d == NULL) {
+			rc = -RMQ_ENOMEM;
+			goto unlock;
+		}
+		snprintf(d->key, sizeof(d->key), "%s", key);
+		d->info = fi_dupinfo(info);
+		rc      = d->info ? fi_fabric(info->fabric_attr, &d->fabric, NULL)
+		                  : -RMQ_ENOMEM;
+		if (rc == 0)
+			rc = fi_domain(d->fabric, info, &d->domain, NULL);
+		if (rc == 0)
+			rc = rmq_caps_from_info(&d->caps, info, prov, &ctx->cfg);
+		if (rc != 0) {
+			rmq_log(RMQ_LOG_ERROR, "cannot open %s: %s", key,
+			        rmq_strerror(rc));
+			dom_free(d);
+			goto unlock;
+		}
+		rmq_log(RMQ_LOG_INFO,
+		        "%s: mr_mode %#llx mode %#llx inject %zu eager %zu "
+		        "rma %s%s wait fd %s",
+		        key, (unsigned long long) d->caps.mr_mode,
+		        (unsigned long long) d->caps.mode, d->caps.inject_max,
+		        d->caps.eager_max, d->caps.rma_read ? "yes" : "no",
+		        d->caps.rma_native ? " (native)" : " (emulated)",
+		        d->caps.wait_fd ? "yes" : "no");
+		d->next   = ctx->doms;
+		ctx->doms = d;
+	}
+	d->refs++;
+	*domp  = d;
+	*infop = info;
+	info   = NULL;
+unlock:
+	pthread_mutex_unlock(&ctx->lock);
+	if (info != NULL)
+		fi_freeinfo(info);
+	return rc;
+}
+
+void
+rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom)
+{
+	struct rmq_dom **pp;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (--dom->refs == 0) {
+		for (pp = &ctx->doms; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == dom) {
+				*pp = dom->next;
+				break;
+			}
+		dom_free(dom);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}

@@ -1,0 +1,318 @@
+/*
+ * A socket's libfabric objects: endpoint, CQ, AV, multi-recv slabs and the
+ * eager tx slots, opened at the first bind/connect and closed with the
+ * socket.  Registration honours every mr_mode bit the provider returned.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmq_int.h"
+
+#define RMQ_NTX 32
+
+int
+rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
+           struct fid_mr **mrp, void **descp, uint64_t *keyp)
+{
+	const struct rmq_caps *c = &s->dom->caps;
+	struct fid_mr         *mr = NULL;
+	uint64_t               key = 0;
+	int                    rc = -FI_ENOKEY, tries;
+
+	/* Keys we choose come from the CSPRNG; retry on a collision. */
+	for (tries = 0; tries < 4 && rc == -FI_ENOKEY; tries++) {
+		key = c->mr_prov_key ? 0 : rmq_random64();
+		if (c->mr_key_size > 0 && c->mr_key_size < 8)
+			key &= (1ull << (8 * c->mr_key_size)) - 1;
+		rc = fi_mr_reg(s->dom->domain, buf, len, access, 0, key, 0,
+		               &mr, NULL);
+	}
+	if (rc != 0)
+		goto out;
+	if (c->mr_endpoint) {
+		rc = fi_mr_bind(mr, &s->ep->fid, 0);
+		if (rc == 0)
+			rc = fi_mr_enable(mr);
+		if (rc != 0) {
+			fi_close(&mr->fid);
+			goto out;
+		}
+	}
+	*mrp = mr;
+	if (descp != NULL)
+		*descp = fi_mr_desc(mr);
+	if (keyp != NULL)
+		*keyp = fi_mr_key(mr);
+out:
+	if (rc != 0)
+		rmq_log(RMQ_LOG_ERROR, "fi_mr_reg(%zu bytes): %s", len,
+		        fi_strerror(-rc));
+	return rc;
+}
+
+static void
+slab_free(struct rmq_slab *sl)
+{
+	if (sl->mr != NULL)
+		fi_close(&sl->mr->fid);
+	free(sl->buf);
+	free(sl);
+}
+
+void
+rmq_slab_unref(struct rmq_slab *sl)
+{
+	if (--sl->refs == 0 && sl->sock == NULL)
+		slab_free(sl); /* its socket closed while a message held it */
+}
+
+static int
+slab_post(struct rmq_socket *s, struct rmq_slab *sl)
+{
+	struct iovec iov = {.iov_base = sl->buf, .iov_len = sl->size};
+	struct fi_msg m  = {
+	     .msg_iov   = &iov,
+	     .desc      = &sl->desc,
+	     .iov_count = 1,
+	     .addr      = FI_ADDR_UNSPEC,
+	     .context   = &sl->op.fctx,
+        };
+	ssize_t rc;
+
+	rc = fi_recvmsg(s->ep, &m, FI_MULTI_RECV);
+	if (rc == 0) {
+		sl->posted = true;
+		s->nposted++;
+	}
+	return (int) rc;
+}
+
+static int
+slab_new(struct rmq_socket *s, struct rmq_slab **slp)
+{
+	size_t           size = (size_t) s->ctx->cfg.slab_size;
+	struct rmq_slab *sl;
+	int              rc;
+
+	/* At least four of the largest eager messages per slab. */
+	if (size < 4 * s->min_multi)
+		size = 4 * s->min_multi;
+	sl = calloc(1, sizeof(*sl));
+	if (sl == NULL)
+		return -RMQ_ENOMEM;
+	sl->op.kind = RMQ_OP_SLAB;
+	sl->sock    = s;
+	sl->size    = size;
+	if (posix_memalign((void **) &sl->buf, 4096, size) != 0) {
+		free(sl);
+		return -RMQ_ENOMEM;
+	}
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, sl->buf, size, FI_RECV, &sl->mr, &sl->desc,
+		                NULL);
+		if (rc != 0) {
+			slab_free(sl);
+			return rc;
+		}
+	}
+	sl->next = s->slabs;
+	s->slabs = sl;
+	*slp     = sl;
+	return 0;
+}
+
+int
+rmq_slabs_replenish(struct rmq_socket *s)
+{
+	struct rmq_slab *sl, **pp;
+	int              rc = 0, spare = 0;
+
+	for (sl = s->slabs; sl != NULL && s->nposted < s->ctx->cfg.slabs;
+	     sl = sl->next)
+		if (!sl->posted && sl->refs == 0) {
+			rc = slab_post(s, sl);
+			if (rc != 0)
+				return rc;
+		}
+	while (s->nposted < s->ctx->cfg.slabs) {
+		rc = slab_new(s, &sl);
+		if (rc == 0)
+			rc = slab_post(s, sl);
+		if (rc != 0)
+			return rc;
+	}
+	/* Free idle slabs left over from a burst. */
+	for (pp = &s->slabs; (sl = *pp) != NULL;) {
+		if (!sl->posted && sl->refs == 0 &&
+		    ++spare > s->ctx->cfg.slabs) {
+			*pp = sl->next;
+			slab_free(sl);
+			continue;
+		}
+		pp = &sl->next;
+	}
+	return rc;
+}
+
+static int
+tx_init(struct rmq_socket *s)
+{
+	int i, rc;
+
+	s->tx_slot = RMQ_HDR_SIZE + s->paths.eager_max;
+	if (s->tx_slot < RMQ_RTS_SIZE)
+		s->tx_slot = RMQ_RTS_SIZE;
+	s->tx_slot = (s->tx_slot + 63) & ~(size_t) 63;
+	s->ntx     = RMQ_NTX;
+	if (posix_memalign((void **) &s->tx_mem, 4096, s->tx_slot * s->ntx))
+		return -RMQ_ENOMEM;
+	s->txs = calloc((size_t) s->ntx, sizeof(*s->txs));
+	if (s->txs == NULL)
+		return -RMQ_ENOMEM;
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, s->tx_mem, s->tx_slot * s->ntx, FI_SEND,
+		                &s->tx_mr, &s->tx_desc, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	for (i = 0; i < s->ntx; i++) {
+		s->txs[i].op.kind   = RMQ_OP_TX;
+		s->txs[i].buf       = s->tx_mem + (size_t) i * s->tx_slot;
+		s->txs[i].next_free = s->tx_free;
+		s->tx_free          = &s->txs[i];
+	}
+	return 0;
+}
+
+static int
+cq_open(struct rmq_socket *s)
+{
+	struct fi_cq_attr attr = {
+		.format   = FI_CQ_FORMAT_DATA,
+		.size     = 0,
+		.wait_obj = FI_WAIT_NONE,
+	};
+	int rc;
+
+	s->cq_fd = -1;
+	if (s->dom->caps.wait_fd) {
+		attr.wait_obj = FI_WAIT_FD;
+		rc = fi_cq_open(s->dom->domain, &attr, &s->cq, NULL);
+		if (rc == 0 &&
+		    fi_control(&s->cq->fid, FI_GETWAIT, &s->cq_fd) == 0)
+			return 0;
+		if (rc == 0)
+			fi_close(&s->cq->fid);
+		s->cq    = NULL;
+		s->cq_fd = -1;
+		rmq_log(RMQ_LOG_INFO, "%s: no CQ wait fd, will spin",
+		        s->prov->name);
+		attr.wait_obj = FI_WAIT_NONE;
+	}
+	return fi_cq_open(s->dom->domain, &attr, &s->cq, NULL);
+}
+
+int
+rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
+            const char *node)
+{
+	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
+	size_t            len;
+	int               rc;
+
+	if (s->ep != NULL)
+		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
+	s->prov = prov;
+	rc      = rmq_dom_get(s->ctx, prov, node, &s->dom, &s->info);
+	if (rc != 0) {
+		s->prov = NULL;
+		return rc;
+	}
+	rmq_path_table_init(&s->paths, &s->dom->caps);
+	if (s->inject_max_opt != 0 && s->inject_max_opt < s->paths.inject_max)
+		s->paths.inject_max = s->inject_max_opt;
+	if (s->eager_max_opt != 0)
+		s->paths.eager_max = s->eager_max_opt;
+	if (s->paths.eager_max < s->paths.inject_max)
+		s->paths.eager_max = s->paths.inject_max;
+	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
+	if (s->min_multi < RMQ_RTS_SIZE)
+		s->min_multi = RMQ_RTS_SIZE;
+
+	rc = cq_open(s);
+	if (rc == 0)
+		rc = fi_av_open(s->dom->domain, &av_attr, &s->av, NULL);
+	if (rc == 0)
+		rc = fi_endpoint(s->dom->domain, s->info, &s->ep, NULL);
+	if (rc == 0)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc == 0)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	/* After fi_enable: shm 1.17 crashes on endpoint options before. */
+	if (rc == 0)
+		rc = fi_enable(s->ep);
+	if (rc == 0)
+		rc = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT,
+		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
+		               sizeof(s->min_multi));
+	if (rc == 0)
+		rc = tx_init(s);
+	if (rc == 0)
+		rc = rmq_slabs_replenish(s);
+	if (rc == 0) {
+		len = sizeof(s->fabaddr);
+		rc  = fi_getname(&s->ep->fid, s->fabaddr, &len);
+		s->fabaddr_len = len;
+	}
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "%s: cannot open endpoint: %s",
+		        prov->name, fi_strerror(-rc));
+		rmq_ep_close(s);
+	}
+	return rc;
+}
+
+void
+rmq_ep_close(struct rmq_socket *s)
+{
+	struct rmq_slab *sl, *next;
+
+	if (s->ep != NULL)
+		fi_close(&s->ep->fid);
+	s->ep = NULL;
+	if (s->av != NULL)
+		fi_close(&s->av->fid);
+	s->av = NULL;
+	if (s->cq != NULL)
+		fi_close(&s->cq->fid);
+	s->cq = NULL;
+	for (sl = s->slabs; sl != NULL; sl = next) {
+		next = sl->next;
+		if (sl->refs == 0) {
+			slab_free(sl);
+			continue;
+		}
+		/* An rmq_msg still points into it: the last free frees it. */
+		if (sl->mr != NULL)
+			fi_close(&sl->mr->fid);
+		sl->mr   = NULL;
+		sl->sock = NULL;
+	}
+	s->slabs   = NULL;
+	s->nposted = 0;
+	if (s->tx_mr != NULL)
+		fi_close(&s->tx_mr->fid);
+	s->tx_mr = NULL;
+	free(s->tx_mem);
+	free(s->txs);
+	s->tx_mem  = NULL;
+	s->txs     = NULL;
+	s->tx_free = NULL;
+	if (s->info != NULL)
+		fi_freeinfo(s->info);
+	s->info = NULL;
+	if (s->dom != NULL)
+		rmq_dom_put(s->ctx, s->dom);
+	s->dom = NULL;
+}

@@ -1,0 +1,450 @@
+/*
+ * librmq internals: the structures of the engine.  Not installed.
+ *
+ * Data flows socket (pattern) -> path selector -> path -> libfabric endpoint;
+ * completions come back through rmq_progress(), which the calling thread
+ * drives (progress mode "inline").
+ *
+ * Ownership, in one place:
+ *   ctx    owns its domains (one per provider and fabric domain in use).
+ *   socket owns its endpoint, CQ, AV, slabs, tx slots, peers, listeners.
+ *   peer   lives while it is connected or still has queued messages.
+ *   rxent  (a received message) holds a reference on the slab it lies in.
+ *   rmq_msg given to the user may hold a slab reference too; a slab whose
+ *          socket has closed is freed by the last rmq_msg_free().
+ */
+#ifndef RMQ_INT_H
+#define RMQ_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "config.h"
+#include "prov.h"
+#include "rmq.h"
+#include "wire.h"
+
+#define RMQ_UNUSED(x) ((void) (x))
+
+#define rmq_container_of(ptr, type, member) \
+	((type *) (void *) ((char *) (ptr) - offsetof(type, member)))
+
+/* ---- logging, time (util.c) ---- */
+void rmq_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void    rmq_log_set_level(int level);
+int64_t rmq_now_ns(void);
+/* Deadline in ns from a timeout in ms (-1: forever -> INT64_MAX). */
+int64_t rmq_deadline(int timeout_ms);
+uint64_t rmq_random64(void);
+
+/* ---- capabilities (caps.c) ---- */
+
+/* What a provider can do, from the fi_info it returned plus its row. */
+struct rmq_caps {
+	const struct rmq_prov *prov;
+	uint64_t caps;         /* fi_info->caps */
+	uint64_t mode;         /* fi_info->mode */
+	uint64_t mr_mode;      /* domain_attr->mr_mode */
+	uint64_t msg_order;    /* tx_attr->msg_order */
+	size_t   inject_size;  /* tx_attr->inject_size */
+	size_t   cq_data_size; /* domain_attr->cq_data_size */
+	size_t   max_msg_size; /* ep_attr->max_msg_size */
+	size_t   mr_key_size;
+	int      data_progress;
+	bool     inject;       /* inject_size holds at least our header */
+	bool     rma_read;     /* FI_RMA|FI_READ|FI_REMOTE_READ granted */
+	bool     rma_native;   /* hardware RMA (row: not emulated) */
+	bool     multi_recv;
+	bool     wait_fd;      /* try a CQ wait fd */
+	bool     mr_local;     /* descriptors for local buffers */
+	bool     mr_virt_addr; /* remote addresses are VAs, else offsets */
+	bool     mr_prov_key;  /* provider picks keys */
+	bool     mr_endpoint;  /* MRs must be bound to the endpoint */
+	bool     mr_allocated; /* only allocated memory can be registered */
+	bool     need_context; /* FI_CONTEXT / FI_CONTEXT2 mode */
+	size_t   inject_max;   /* payload bytes that go inject */
+	size_t   eager_max;    /* payload bytes that go eager */
+	size_t   rma_chunk;    /* largest fi_read posted */
+};
+
+int rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
+                       const struct rmq_prov *row,
+                       const struct rmq_config *cfg);
+/* Fill fi_getinfo hints for this provider (caller frees with fi_freeinfo). */
+struct fi_info *rmq_caps_hints(const struct rmq_prov *row);
+
+/* ---- path selector (select.c) ---- */
+struct rmq_path_table {
+	bool   inject;     /* inject possible at all */
+	size_t inject_max; /* payload <= inject_max: inject */
+	size_t eager_max;  /* payload <= eager_max: eager */
+	bool   rndv;       /* larger: rndv_read, if the provider can */
+};
+
+void rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c);
+/* Returns RMQ_PATH_* or -RMQ_EMSGSIZE when no path can carry len. */
+int rmq_path_select(const struct rmq_path_table *t, size_t len);
+
+/* ---- context and domains (ctx.c) ---- */
+struct rmq_dom {
+	struct rmq_dom     *next;
+	char                key[160];  /* prov_name/fabric/domain */
+	struct fi_info     *info;
+	struct fid_fabric  *fabric;
+	struct fid_domain  *domain;
+	struct rmq_caps     caps;
+	int                 refs;
+};
+
+struct rmq_ctx {
+	pthread_mutex_t   lock;      /* domains, socket count */
+	struct rmq_config cfg;
+	struct rmq_dom   *doms;
+	int               nsockets;
+};
+
+/* Open (or share) a domain for a provider and source address. */
+int rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
+                struct rmq_dom **domp, struct fi_info **infop);
+void rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom);
+
+/* ---- operations handed to libfabric as contexts ---- */
+enum rmq_op_kind {
+	RMQ_OP_SLAB = 1, /* a posted multi-recv slab */
+	RMQ_OP_TX,       /* an eager send from a tx slot */
+	RMQ_OP_READ,     /* one chunk of a rendezvous read */
+};
+
+struct rmq_op {
+	struct fi_context2 fctx; /* first: what libfabric sees */
+	int                kind;
+};
+
+/* A registered multi-recv slab. */
+struct rmq_slab {
+	struct rmq_op    op;
+	struct rmq_slab *next;   /* on the socket's list of all slabs */
+	struct rmq_socket *sock; /* NULL once the socket closed */
+	uint8_t         *buf;
+	size_t           size;
+	struct fid_mr   *mr;
+	void            *desc;
+	int              refs;   /* queued messages and rmq_msg in it */
+	bool             posted;
+};
+
+/* A registered eager send buffer. */
+struct rmq_tx {
+	struct rmq_op  op;
+	struct rmq_tx *next_free;
+	uint8_t       *buf;
+	struct rmq_peer *peer;
+};
+
+/* A rendezvous send waiting for FIN. */
+struct rmq_rndv_tx {
+	struct rmq_rndv_tx *next;
+	struct rmq_peer    *peer;
+	uint32_t            cookie;
+	struct fid_mr      *mr;
+	void               *owned; /* copy we free at the end, or NULL */
+	rmq_msg            *msg;   /* message we free at the end, or NULL */
+	bool                done;
+	bool                waited; /* a blocked rmq_send frees it */
+	int                 status; /* 0 or -errno */
+};
+
+/* A message received and not yet delivered. */
+struct rmq_rxent {
+	struct rmq_rxent *next;
+	struct rmq_peer  *peer;
+	uint32_t          msgid;
+	int               path;     /* RMQ_PATH_* */
+	size_t            len;
+	uint8_t          *data;     /* eager: in slab or heap */
+	struct rmq_slab  *slab;     /* reference held, or NULL */
+	void             *heap;     /* pulled rendezvous or copied eager */
+	struct rmq_rts    rts;      /* rendezvous: where to read from */
+	bool              pulling;  /* background pull in progress */
+	int               pull_status;
+};
+
+/* A rendezvous read in progress (one per delivery). */
+struct rmq_read {
+	struct rmq_op    *ops;      /* one per chunk */
+	size_t            nchunks;
+	size_t            pending;
+	int               status;
+	struct fid_mr    *mr;       /* local registration (FI_MR_LOCAL) */
+};
+
+struct rmq_read_op {
+	struct rmq_op    op;
+	struct rmq_read *rd;
+};
+
+enum rmq_peer_state {
+	RMQ_PEER_LIVE = 1,
+	RMQ_PEER_CLOSING, /* said BYE: gone once its messages are in */
+	RMQ_PEER_DEAD,
+};
+
+struct rmq_peer {
+	uint32_t          id;        /* our id for it: slot | gen << 16 */
+	uint32_t          rid;       /* its id for us: goes in our headers */
+	int               fd;        /* control channel, -1 once closed */
+	fi_addr_t         fiaddr;
+	int               state;
+	int64_t           credits;   /* messages we may still send it */
+	uint32_t          owed;      /* messages consumed, not yet granted */
+	uint32_t          rcvhwm;    /* its grant at handshake */
+	uint64_t          maxmsg;    /* its limit */
+	uint64_t          sent;      /* DATA, RTS and FIN sent to it */
+	uint64_t          recvd;     /* DATA, RTS and FIN received from it */
+	uint64_t          bye_count; /* its BYE: messages it sent us */
+	bool              bye_acked; /* it confirmed all ours arrived */
+	bool              bye_sent;  /* we said BYE */
+	uint8_t           cbuf[32];  /* partial control frame */
+	size_t            chave;
+	struct rmq_rxent *qhead, *qtail; /* queued messages from it */
+	size_t            qlen;
+	int               pending;   /* ops (tx, rndv) referring to it */
+	char              name[160]; /* for logs: its control address */
+	int64_t           closing_deadline; /* CLOSING: give up waiting */
+};
+
+struct rmq_listener {
+	struct rmq_listener *next;
+	int                  fd;
+	char                 endpoint[256];
+};
+
+/* An accepted control connection whose HELLO has not arrived yet. */
+struct rmq_pending {
+	struct rmq_pending *next;
+	int                 fd;
+	int64_t             deadline;
+	size_t              have;
+	uint8_t             buf[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	char                name[64];
+};
+
+struct rmq_pattern_ops;
+
+struct rmq_socket {
+	rmq_ctx                     *ctx;
+	const struct rmq_pattern_ops *ops;
+	void                        *pstate;  /* pattern's private state */
+	int                          type;
+
+	/* options */
+	int      sndtimeo, rcvtimeo, linger, connect_ms, handshake_ms;
+	int      sndhwm, rcvhwm, spin_us;
+	int64_t  maxmsg;
+	size_t   inject_max_opt, eager_max_opt; /* 0: from caps */
+
+	/* fabric objects, created at the first bind/connect */
+	const struct rmq_prov *prov;
+	struct rmq_dom    *dom;
+	struct fi_info    *info;
+	struct fid_ep     *ep;
+	struct fid_cq     *cq;
+	struct fid_av     *av;
+	int                cq_fd;      /* -1: no wait fd */
+	uint8_t            fabaddr[RMQ_ADDR_MAX];
+	size_t             fabaddr_len;
+	struct rmq_path_table paths;
+	size_t             min_multi;  /* FI_OPT_MIN_MULTI_RECV */
+
+	struct rmq_slab   *slabs;      /* all slabs */
+	int                nposted;
+	struct rmq_tx     *txs;        /* array of tx slots */
+	struct fid_mr     *tx_mr;
+	void              *tx_desc;
+	uint8_t           *tx_mem;
+	size_t             tx_slot;    /* bytes per slot */
+	int                ntx;
+	struct rmq_tx     *tx_free;
+	int                inflight;   /* tx slots + rndv sends busy */
+
+	struct rmq_rndv_tx *rndv;      /* rendezvous sends waiting FIN */
+	uint32_t           next_cookie;
+	uint32_t           next_msgid;
+
+	struct rmq_peer  **peers;      /* slot array */
+	int                npeers;     /* slots in use (live or draining) */
+	int                peers_cap;
+	uint16_t          *peer_gen;
+	int                rr;         /* round-robin cursor (send) */
+	int                rr_rx;      /* fair-queue cursor (recv) */
+	int                nlive;
+	bool               lost_peer;  /* a peer died: report once */
+	bool               connected_any; /* rmq_connect ever succeeded */
+
+	struct rmq_listener *listeners;
+	struct rmq_pending  *pendings;
+	int64_t            next_ctrl_poll;
+
+	bool               in_recv;    /* a recv is waiting: no bg pulls */
+	bool               closing;
+	struct rmq_stats   stats;
+	char               last_endpoint[256];
+};
+
+/* ---- endpoint (ep.c) ---- */
+int  rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
+                 const char *node);
+void rmq_ep_close(struct rmq_socket *s);
+int  rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
+                struct fid_mr **mrp, void **descp, uint64_t *keyp);
+void rmq_slab_unref(struct rmq_slab *sl);
+int  rmq_slabs_replenish(struct rmq_socket *s);
+
+/* ---- control channel (ctrl.c) ---- */
+struct rmq_addr {
+	const struct rmq_prov *prov;
+	bool   unix_name;   /* shm://NAME: abstract Unix socket */
+	char   host[128];
+	char   port[16];
+	char   name[96];
+};
+
+int  rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a);
+int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a);
+int  rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a);
+/* Accept, read handshakes, watch peers' channels (timeout 0 = poll). */
+int  rmq_ctrl_poll(struct rmq_socket *s, int timeout_ms);
+void rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p);
+/* A CLOSING peer whose messages are all in: acknowledge and let it go. */
+void rmq_ctrl_closing(struct rmq_socket *s, struct rmq_peer *p,
+                      int64_t now);
+
+/* ---- peers (peer.c) ---- */
+struct rmq_peer *rmq_peer_new(struct rmq_socket *s);
+struct rmq_peer *rmq_peer_lookup(struct rmq_socket *s, uint32_t id);
+/* Mark dead: fail its pending operations, keep delivered data. */
+void rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
+                   const char *why);
+/* Free the slot if it is dead and has nothing left. */
+void rmq_peer_reap(struct rmq_socket *s, struct rmq_peer *p);
+void rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p);
+bool rmq_peer_usable(const struct rmq_peer *p);
+/* Keep p allocated across progress calls that may kill it. */
+void rmq_peer_hold(struct rmq_peer *p);
+void rmq_peer_release(struct rmq_socket *s, struct rmq_peer *p);
+
+/* ---- progress (progress.c) ---- */
+/* Drain the CQ and poll the control channels; returns events handled. */
+int  rmq_progress(struct rmq_socket *s);
+/* Drain the CQ only. */
+int  rmq_progress_cq(struct rmq_socket *s);
+
+struct rmq_waiter {
+	int64_t start;
+	int64_t deadline;
+	int     backoff_us;
+};
+void rmq_waiter_init(struct rmq_waiter *w, int timeout_ms);
+/*
+ * Called when a progress pass found nothing: spin, then sleep.  Returns
+ * -RMQ_EAGAIN once the deadline passed, else 0.
+ */
+int rmq_wait_idle(struct rmq_socket *s, struct rmq_waiter *w);
+
+/* ---- the core send/receive machinery (xfer.c) ---- */
+struct rmq_out {
+	const void *buf;
+	size_t      len;
+	rmq_msg    *msg; /* non-NULL: zero-copy, ownership passes on success */
+};
+
+/* Send one message to one peer.  Returns 0 or -error. */
+int rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
+                  const struct rmq_out *o, uint32_t msgid, int flags);
+/* Send a FIN or CREDIT control message. */
+int rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
+                 uint32_t msgid, uint32_t status);
+/* Handle one received fabric message (from the progress engine). */
+void rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
+                 size_t len);
+/* Take the next queued message of p off its queue. */
+struct rmq_rxent *rmq_rxq_pop(struct rmq_peer *p);
+/*
+ * Deliver e: copy/read its payload into buf (cap bytes), or into a new
+ * rmq_msg (msgp != NULL).  Frees e.  Returns the full size or -error.
+ */
+ssize_t rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e,
+                         void *buf, size_t cap, rmq_msg **msgp);
+/* Discard e (REQ: stale reply).  Frees e; tells a rendezvous sender. */
+void rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e);
+/* Pull queued rendezvous messages into heap buffers (avoids deadlock). */
+void rmq_xfer_pull_pending(struct rmq_socket *s);
+void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
+void rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r,
+                       int status);
+
+/* ---- patterns (patterns/) ---- */
+struct rmq_pattern_ops {
+	const char *name;      /* "req" */
+	const char *peer_name; /* "rep" */
+	uint16_t    wire_id;   /* see pattern.h */
+	uint16_t    peer_wire_id;
+	int         max_peers; /* 0: any number */
+	size_t      state_size; /* the core allocates and zeroes it */
+	/* Send: 0 or -error; on success a msg in o is owned by the engine. */
+	int (*send)(void *st, struct rmq_socket *s, const struct rmq_out *o,
+	            int flags);
+	/* Receive: take a message off a peer queue, return it in *e. */
+	int (*recv)(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+	            int flags);
+	/* A peer died or left (may be NULL). */
+	void (*peer_gone)(void *st, struct rmq_socket *s, struct rmq_peer *p);
+};
+
+const struct rmq_pattern_ops *rmq_pattern_find(int type);
+bool rmq_pattern_compatible(uint16_t ours, uint16_t theirs);
+
+/* Helpers the patterns use (sock.c). */
+/* Wait for a usable peer (round-robin from s->rr); -ENOTCONN if none can
+ * ever come (no listener, never connected). */
+int rmq_sock_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
+                       struct rmq_peer **pp);
+/* Fair-queue: next peer with a queued message (round-robin). */
+struct rmq_peer *rmq_sock_fair_peer(struct rmq_socket *s);
+/*
+ * Block until cond(arg) says 1 (done) or <0 (that error), or the timeout
+ * passes (-RMQ_EAGAIN); progress meanwhile.
+ */
+int rmq_sock_wait(struct rmq_socket *s, int flags, int timeout_ms,
+                  int (*cond)(struct rmq_socket *, void *), void *arg);
+/* Fair-queued receive of the next message from any peer. */
+int rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e);
+
+/* ---- messages (msg.c) ---- */
+enum rmq_msg_kind {
+	RMQ_MSGK_HEAP = 1, /* page-aligned heap, ours */
+	RMQ_MSGK_SLAB,     /* points into a receive slab */
+};
+
+struct rmq_msg {
+	int              kind;
+	uint8_t         *data;
+	size_t           size;
+	void            *base;   /* heap allocation */
+	struct rmq_slab *slab;   /* RMQ_MSGK_SLAB */
+};
+
+rmq_msg *rmq_msg_new_heap(size_t size);
+rmq_msg *rmq_msg_new_slab(struct rmq_slab *sl, uint8_t *data, size_t size);
+
+#endif /* RMQ_INT_H */

@@ -1,0 +1,32 @@
+/*
+ * The path selector: for a message size, which path carries it.
+ *
+ *   0 .. inject_max      inject     (header + payload <= inject_size)
+ *   .. eager_max         eager      (copy into a tx slot, multi-recv slab)
+ *   above                rndv_read  (the receiver pulls with fi_read)
+ *
+ * The table comes from the provider row and fi_info (caps.c), the YAML
+ * file, and the RMQ_INJECT_MAX / RMQ_EAGER_MAX socket options.
+ */
+#include "rmq_int.h"
+
+void
+rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c)
+{
+	t->inject     = c->inject;
+	t->inject_max = c->inject_max;
+	t->eager_max  = c->eager_max;
+	t->rndv       = c->rma_read;
+}
+
+int
+rmq_path_select(const struct rmq_path_table *t, size_t len)
+{
+	if (t->inject && len <= t->inject_max)
+		return RMQ_PATH_INJECT;
+	if (len <= t->eager_max)
+		return RMQ_PATH_EAGER;
+	if (t->rndv)
+		return RMQ_PATH_RNDV_READ;
+	return -RMQ_EMSGSIZE;
+}

@@ -1,0 +1,530 @@
+/* Sockets: the public send/recv API, options, and helpers for patterns. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pattern.h"
+#include "rmq_int.h"
+
+int
+rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
+{
+	const struct rmq_pattern_ops *ops;
+	struct rmq_socket            *s;
+
+	if (ctx == NULL || sp == NULL)
+		return -RMQ_EINVAL;
+	*sp = NULL;
+	ops = rmq_pattern_find(type);
+	if (ops == NULL) {
+		rmq_log(RMQ_LOG_ERROR,
+		        "socket type %d is not implemented (PAIR, REQ and REP "
+		        "are; PUB/SUB and PUSH/PULL come later)",
+		        type);
+		return -RMQ_ENOTSUP;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return -RMQ_ENOMEM;
+	if (ops->state_size > 0) {
+		s->pstate = calloc(1, ops->state_size);
+		if (s->pstate == NULL) {
+			free(s);
+			return -RMQ_ENOMEM;
+		}
+	}
+	s->ctx          = ctx;
+	s->ops          = ops;
+	s->type         = type;
+	s->sndtimeo     = ctx->cfg.sndtimeo_ms;
+	s->rcvtimeo     = ctx->cfg.rcvtimeo_ms;
+	s->linger       = ctx->cfg.linger_ms;
+	s->connect_ms   = ctx->cfg.connect_ms;
+	s->handshake_ms = ctx->cfg.handshake_ms;
+	s->sndhwm       = ctx->cfg.sndhwm;
+	s->rcvhwm       = ctx->cfg.rcvhwm;
+	s->spin_us      = ctx->cfg.spin_us;
+	s->maxmsg       = ctx->cfg.max_msg_size;
+	s->cq_fd        = -1;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nsockets++;
+	pthread_mutex_unlock(&ctx->lock);
+	*sp = s;
+	return 0;
+}
+
+static bool
+drained(struct rmq_socket *s)
+{
+	return s->inflight == 0;
+}
+
+static bool
+byes_acked(struct rmq_socket *s)
+{
+	int i;
+
+	for (i = 0; i < s->peers_cap; i++) {
+		struct rmq_peer *p = s->peers[i];
+
+		if (p != NULL && p->fd >= 0 && p->bye_sent && !p->bye_acked &&
+		    p->state != RMQ_PEER_DEAD)
+			return false;
+	}
+	return true;
+}
+
+int
+rmq_close(rmq_socket *s)
+{
+	struct rmq_listener *l;
+	struct rmq_pending  *pd;
+	struct rmq_rndv_tx  *r, *rn;
+	struct rmq_waiter    w;
+	rmq_ctx             *ctx;
+	int                  i;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	ctx        = s->ctx;
+	s->closing = true;
+	/* Linger: let sends in flight finish (peers read our rendezvous). */
+	rmq_waiter_init(&w, s->linger);
+	while (s->ep != NULL && !drained(s)) {
+		if (rmq_progress(s) > 0)
+			continue;
+		rmq_xfer_pull_pending(s);
+		if (rmq_wait_idle(s, &w) != 0) {
+			rmq_log(RMQ_LOG_WARN,
+			        "close: linger expired with %d sends in flight",
+			        s->inflight);
+			break;
+		}
+	}
+	/*
+	 * Goodbye: tell each peer how many messages we sent it and wait (up
+	 * to the linger) until it confirms they all arrived, so closing the
+	 * endpoint cannot drop what the provider still had in flight.
+	 */
+	for (i = 0; i < s->peers_cap; i++)
+		if (s->peers[i] != NULL && s->peers[i]->state != RMQ_PEER_DEAD)
+			rmq_ctrl_bye(s, s->peers[i]);
+	while (s->ep != NULL && !byes_acked(s)) {
+		if (rmq_progress(s) > 0)
+			continue;
+		if (rmq_wait_idle(s, &w) != 0) {
+			rmq_log(RMQ_LOG_WARN, "close: a peer did not confirm "
+			                      "our last messages in time");
+			break;
+		}
+	}
+	for (r = s->rndv; r != NULL; r = rn) {
+		rn        = r->next;
+		r->waited = false;
+		rmq_rndv_complete(s, r, -RMQ_ECLOSED);
+	}
+	/* Closing the endpoint cancels what is still posted. */
+	if (s->ep != NULL)
+		fi_close(&s->ep->fid);
+	s->ep = NULL;
+	for (i = 0; i < s->peers_cap; i++)
+		if (s->peers[i] != NULL) {
+			s->peers[i]->pending = 0;
+			s->peers[i]->state   = RMQ_PEER_DEAD;
+			rmq_peer_destroy(s, s->peers[i]);
+		}
+	rmq_ep_close(s);
+	while ((l = s->listeners) != NULL) {
+		s->listeners = l->next;
+		close(l->fd);
+		free(l);
+	}
+	while ((pd = s->pendings) != NULL) {
+		s->pendings = pd->next;
+		close(pd->fd);
+		free(pd);
+	}
+	free(s->peers);
+	free(s->peer_gen);
+	free(s->pstate);
+	free(s);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nsockets--;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+int
+rmq_bind(rmq_socket *s, const char *endpoint)
+{
+	struct rmq_addr a;
+	int             rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	rc = rmq_addr_parse(s->ctx, endpoint, &a);
+	if (rc == 0 && s->prov != NULL && s->prov != a.prov)
+		rc = -RMQ_EPROVIDER;
+	if (rc == 0)
+		rc = rmq_ctrl_listen(s, &a);
+	return rc;
+}
+
+int
+rmq_connect(rmq_socket *s, const char *endpoint)
+{
+	struct rmq_addr a;
+	int             rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	rc = rmq_addr_parse(s->ctx, endpoint, &a);
+	if (rc == 0 && s->prov != NULL && s->prov != a.prov)
+		rc = -RMQ_EPROVIDER;
+	if (rc == 0)
+		rc = rmq_ctrl_connect(s, &a);
+	return rc;
+}
+
+/* ---- waiting helpers for patterns ---- */
+
+int
+rmq_sock_wait(struct rmq_socket *s, int flags, int timeout_ms,
+              int (*cond)(struct rmq_socket *, void *), void *arg)
+{
+	struct rmq_waiter w;
+	int               rc;
+
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
+	for (;;) {
+		rc = cond(s, arg);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+		if (rmq_progress(s) > 0)
+			continue;
+		rc = cond(s, arg);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+		rc = rmq_wait_idle(s, &w);
+		if (rc != 0)
+			return rc;
+	}
+}
+
+/* No usable peer: can one still come?  0 to keep waiting, else why not. */
+static int
+no_peer(struct rmq_socket *s)
+{
+	if (s->lost_peer) {
+		s->lost_peer = false;
+		return -RMQ_ECONNRESET;
+	}
+	if (s->listeners == NULL)
+		return -RMQ_ENOTCONN;
+	return 0;
+}
+
+static int
+have_peer(struct rmq_socket *s, void *arg)
+{
+	struct rmq_peer **pp = arg;
+	int               i, k;
+
+	for (k = 0; k < s->peers_cap; k++) {
+		i = (s->rr + k) % s->peers_cap;
+		if (rmq_peer_usable(s->peers[i])) {
+			*pp   = s->peers[i];
+			s->rr = (i + 1) % s->peers_cap;
+			return 1;
+		}
+	}
+	return no_peer(s);
+}
+
+int
+rmq_sock_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
+                   struct rmq_peer **pp)
+{
+	*pp = NULL;
+	return rmq_sock_wait(s, flags, timeout_ms, have_peer, pp);
+}
+
+struct rmq_peer *
+rmq_sock_fair_peer(struct rmq_socket *s)
+{
+	int i, k;
+
+	for (k = 0; k < s->peers_cap; k++) {
+		i = (s->rr_rx + k) % s->peers_cap;
+		if (s->peers[i] != NULL && s->peers[i]->qhead != NULL) {
+			s->rr_rx = (i + 1) % s->peers_cap;
+			return s->peers[i];
+		}
+	}
+	return NULL;
+}
+
+static int
+have_msg(struct rmq_socket *s, void *arg)
+{
+	struct rmq_peer **pp = arg;
+	int               i;
+
+	*pp = rmq_sock_fair_peer(s);
+	if (*pp != NULL)
+		return 1;
+	for (i = 0; i < s->peers_cap; i++)
+		if (s->peers[i] != NULL &&
+		    s->peers[i]->state != RMQ_PEER_DEAD)
+			return 0; /* a peer that may still send */
+	return no_peer(s);
+}
+
+int
+rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
+{
+	struct rmq_peer *p = NULL;
+	int              rc;
+
+	s->in_recv = true;
+	rc         = rmq_sock_wait(s, flags, s->rcvtimeo, have_msg, &p);
+	s->in_recv = false;
+	if (rc == 0)
+		*e = rmq_rxq_pop(p);
+	return rc;
+}
+
+/* ---- the public data path ---- */
+
+ssize_t
+rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
+{
+	struct rmq_out o = {.buf = buf, .len = len, .msg = NULL};
+	int            rc;
+
+	if (s == NULL || (buf == NULL && len > 0))
+		return -RMQ_EINVAL;
+	rc = s->ops->send(s->pstate, s, &o, flags);
+	return rc == 0 ? (ssize_t) len : rc;
+}
+
+ssize_t
+rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
+{
+	struct rmq_rxent *e;
+	int               rc;
+
+	if (s == NULL || (buf == NULL && cap > 0))
+		return -RMQ_EINVAL;
+	rc = s->ops->recv(s->pstate, s, &e, flags);
+	if (rc != 0)
+		return rc;
+	return rmq_xfer_deliver(s, e, buf, cap, NULL);
+}
+
+int
+rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
+{
+	struct rmq_out o = {.buf = NULL, .len = 0, .msg = m};
+
+	if (s == NULL || m == NULL)
+		return -RMQ_EINVAL;
+	return s->ops->send(s->pstate, s, &o, flags);
+}
+
+int
+rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
+{
+	struct rmq_rxent *e;
+	ssize_t           rc;
+
+	if (s == NULL || mp == NULL)
+		return -RMQ_EINVAL;
+	*mp = NULL;
+	rc  = s->ops->recv(s->pstate, s, &e, flags);
+	if (rc != 0)
+		return (int) rc;
+	rc = rmq_xfer_deliver(s, e, NULL, 0, mp);
+	return rc < 0 ? (int) rc : 0;
+}
+
+int
+rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **mp)
+{
+	if (s == NULL || mp == NULL)
+		return -RMQ_EINVAL;
+	*mp = rmq_msg_new_heap(size);
+	return *mp != NULL ? 0 : -RMQ_ENOMEM;
+}
+
+int
+rmq_stats(rmq_socket *s, struct rmq_stats *st)
+{
+	if (s == NULL || st == NULL)
+		return -RMQ_EINVAL;
+	*st = s->stats;
+	return 0;
+}
+
+/* ---- options ---- */
+
+static int
+opt_int(const void *val, size_t len, int min, int *out)
+{
+	int v;
+
+	if (val == NULL || len != sizeof(int))
+		return -RMQ_EINVAL;
+	memcpy(&v, val, sizeof(v));
+	if (v < min)
+		return -RMQ_EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int
+opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
+         bool eager)
+{
+	size_t v;
+
+	if (val == NULL || len != sizeof(size_t))
+		return -RMQ_EINVAL;
+	memcpy(&v, val, sizeof(v));
+	if (s->ep == NULL) {
+		*out = v;
+		return 0;
+	}
+	/* Open: the slots and slabs were sized for the eager limit. */
+	if (eager) {
+		if (v + RMQ_HDR_SIZE > s->tx_slot || v < s->paths.inject_max)
+			return -RMQ_EINVAL;
+		s->paths.eager_max = v;
+	} else {
+		if (v > s->dom->caps.inject_max || !s->dom->caps.inject)
+			return -RMQ_EINVAL;
+		s->paths.inject_max = v;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
+{
+	int64_t v64;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	switch (opt) {
+	case RMQ_SNDTIMEO:
+		return opt_int(val, len, -1, &s->sndtimeo);
+	case RMQ_RCVTIMEO:
+		return opt_int(val, len, -1, &s->rcvtimeo);
+	case RMQ_LINGER:
+		return opt_int(val, len, -1, &s->linger);
+	case RMQ_CONNECT_TIMEOUT:
+		return opt_int(val, len, 0, &s->connect_ms);
+	case RMQ_SNDHWM:
+		return opt_int(val, len, 1, &s->sndhwm);
+	case RMQ_RCVHWM:
+		/* Granted to peers in the handshake: set before connecting. */
+		if (s->npeers > 0)
+			return -RMQ_EFSM;
+		return opt_int(val, len, 1, &s->rcvhwm);
+	case RMQ_MAXMSGSIZE:
+		if (val == NULL || len != sizeof(int64_t))
+			return -RMQ_EINVAL;
+		memcpy(&v64, val, sizeof(v64));
+		if (v64 < -1)
+			return -RMQ_EINVAL;
+		if (s->npeers > 0)
+			return -RMQ_EFSM; /* told to peers in the handshake */
+		s->maxmsg = v64;
+		return 0;
+	case RMQ_INJECT_MAX:
+		return opt_size(s, val, len, &s->inject_max_opt, false);
+	case RMQ_EAGER_MAX:
+		return opt_size(s, val, len, &s->eager_max_opt, true);
+	default:
+		return -RMQ_EINVAL;
+	}
+}
+
+static int
+get_int(int v, void *val, size_t *len)
+{
+	if (*len < sizeof(int))
+		return -RMQ_EINVAL;
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(int);
+	return 0;
+}
+
+static int
+get_str(const char *v, void *val, size_t *len)
+{
+	size_t n = strlen(v) + 1;
+
+	if (*len < n)
+		return -RMQ_EINVAL;
+	memcpy(val, v, n);
+	*len = n;
+	return 0;
+}
+
+static int
+get_size(size_t v, void *val, size_t *len)
+{
+	if (*len < sizeof(size_t))
+		return -RMQ_EINVAL;
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(size_t);
+	return 0;
+}
+
+int
+rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
+{
+	if (s == NULL || val == NULL || len == NULL)
+		return -RMQ_EINVAL;
+	switch (opt) {
+	case RMQ_SNDTIMEO:
+		return get_int(s->sndtimeo, val, len);
+	case RMQ_RCVTIMEO:
+		return get_int(s->rcvtimeo, val, len);
+	case RMQ_LINGER:
+		return get_int(s->linger, val, len);
+	case RMQ_CONNECT_TIMEOUT:
+		return get_int(s->connect_ms, val, len);
+	case RMQ_SNDHWM:
+		return get_int(s->sndhwm, val, len);
+	case RMQ_RCVHWM:
+		return get_int(s->rcvhwm, val, len);
+	case RMQ_TYPE:
+		return get_int(s->type, val, len);
+	case RMQ_NPEERS:
+		return get_int(s->nlive, val, len);
+	case RMQ_MAXMSGSIZE:
+		if (*len < sizeof(int64_t))
+			return -RMQ_EINVAL;
+		memcpy(val, &s->maxmsg, sizeof(int64_t));
+		*len = sizeof(int64_t);
+		return 0;
+	case RMQ_LAST_ENDPOINT:
+		return get_str(s->last_endpoint, val, len);
+	case RMQ_PROVIDER_NAME:
+		return get_str(s->info ? s->info->fabric_attr->prov_name : "",
+		               val, len);
+	case RMQ_INJECT_MAX:
+		if (s->ep == NULL)
+			return -RMQ_ENOTCONN;
+		return get_size(s->paths.inject_max, val, len);
+	case RMQ_EAGER_MAX:
+		if (s->ep == NULL)
+			return -RMQ_ENOTCONN;
+		return get_size(s->paths.eager_max, val, len);
+	default:
+		return -RMQ_EINVAL;
+	}
+}

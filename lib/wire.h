@@ -1,0 +1,115 @@
+/*
+ * librmq wire formats.  Everything is fixed-width little-endian and encoded
+ * byte by byte, so the layout does not depend on the compiler or the host.
+ *
+ * Fabric messages (fi_send / fi_inject into the peer's multi-recv slabs):
+ *
+ *   0      1      2             4                8               12      16
+ *   +------+------+-------------+----------------+---------------+-------+
+ *   | ver  | type |  credits    |  conn          |  msgid        |  len  |
+ *   +------+------+-------------+----------------+---------------+-------+
+ *
+ *   ver      RMQ_WIRE_VERSION
+ *   type     RMQ_MT_* (low 7 bits); RMQ_MT_F_INJECT marks an inject send
+ *   credits  messages the sender has consumed from us since its last grant
+ *   conn     OUR id for the sender, given to it in the handshake
+ *   msgid    request id (REQ/REP); FIN: the cookie of the rendezvous
+ *   len      DATA: payload bytes that follow; FIN: status (0 or errno)
+ *
+ *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
+ *   u32 reserved (0).
+ *
+ * Control channel frames (TCP or Unix stream, handshake and goodbye):
+ *
+ *   "RMQC" | u8 version | u8 kind | u16 body length | body
+ */
+#ifndef RMQ_WIRE_H
+#define RMQ_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMQ_WIRE_VERSION 1
+
+enum rmq_msg_type {
+	RMQ_MT_DATA   = 1, /* payload follows the header */
+	RMQ_MT_RTS    = 2, /* rendezvous: come and read */
+	RMQ_MT_FIN    = 3, /* rendezvous done (status in len) */
+	RMQ_MT_CREDIT = 4, /* credits only */
+};
+#define RMQ_MT_F_INJECT 0x80
+#define RMQ_MT_MASK     0x7f
+
+#define RMQ_HDR_SIZE     16
+#define RMQ_RTS_EXT_SIZE 32
+#define RMQ_RTS_SIZE     (RMQ_HDR_SIZE + RMQ_RTS_EXT_SIZE)
+
+struct rmq_hdr {
+	uint8_t  version;
+	uint8_t  type;    /* with RMQ_MT_F_INJECT possibly set */
+	uint16_t credits;
+	uint32_t conn;
+	uint32_t msgid;
+	uint32_t len;
+};
+
+struct rmq_rts {
+	uint64_t len;
+	uint64_t raddr;
+	uint64_t rkey;
+	uint32_t cookie;
+};
+
+/* Control channel. */
+#define RMQ_CTRL_MAGIC    "RMQC"
+#define RMQ_CTRL_HDR_SIZE 8
+#define RMQ_CTRL_BODY_MAX 1024
+#define RMQ_ADDR_MAX      512
+#define RMQ_PROVNAME_MAX  32
+
+enum rmq_ctrl_kind {
+	RMQ_CK_HELLO  = 1,
+	RMQ_CK_REJECT = 2,
+	RMQ_CK_BYE    = 3, /* u64: messages we sent you (DATA, RTS, FIN) */
+	RMQ_CK_BYE_ACK = 4, /* all of them arrived: you may close */
+};
+
+struct rmq_hello {
+	uint16_t pattern;   /* wire id of the sender's socket type */
+	char     prov[RMQ_PROVNAME_MAX]; /* fi prov_name, NUL-terminated */
+	uint32_t conn;      /* id the receiver must put in headers to us */
+	uint32_t rcvhwm;    /* initial credits we grant */
+	uint64_t maxmsg;    /* largest message we accept; UINT64_MAX none */
+	uint32_t features;  /* reserved, 0 */
+	uint16_t addr_len;
+	uint8_t  addr[RMQ_ADDR_MAX]; /* fi_getname() result */
+};
+
+struct rmq_reject {
+	uint32_t code;      /* positive librmq error code */
+	char     reason[200];
+};
+
+void rmq_hdr_encode(uint8_t *b, const struct rmq_hdr *h);
+/* Returns 0, or -RMQ_EPROTO / -RMQ_EVERSION for a header we cannot use. */
+int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
+void rmq_rts_encode(uint8_t *b, const struct rmq_rts *r);
+void rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
+
+/* Frame = 8-byte header + body; returns total bytes written. */
+size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);
+size_t rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r);
+size_t rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent);
+size_t rmq_ctrl_encode_bye_ack(uint8_t *b);
+/*
+ * Parse a frame header: returns 0 and the kind and body length, or
+ * -RMQ_EPROTO (not our magic, body too long) / -RMQ_EVERSION.
+ */
+int rmq_ctrl_decode_hdr(const uint8_t *b, int *kind, size_t *body_len);
+int rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body,
+                          size_t len);
+int rmq_ctrl_decode_reject(struct rmq_reject *r, const uint8_t *body,
+                           size_t len);
+int rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len);
+
+#endif /* RMQ_WIRE_H */

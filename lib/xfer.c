@@ -1,0 +1,695 @@
+/*
+ * The transfer paths.
+ *
+ *   inject     header + payload on the stack, fi_inject: no completion.
+ *   eager      header + payload copied into a registered tx slot, fi_send;
+ *              lands in the receiver's multi-recv slab, where it stays until
+ *              the application takes it (copy-out, or in place as rmq_msg).
+ *   rndv_read  the sender registers the payload FI_REMOTE_READ and sends an
+ *              RTS {length, address, key, cookie}; the receiver fi_read's it
+ *              straight into the buffer given to rmq_recv, in chunks of at
+ *              most rma_chunk, then sends FIN {cookie, status}; the sender
+ *              deregisters on FIN (or on the peer's death).
+ *
+ * Flow control: every data message and RTS costs one credit; the receiver
+ * grants credits back as the application consumes messages, piggy-backed
+ * on any header it sends, or in a CREDIT message at half the window.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+#include "rmq_int.h"
+
+/* ---- sending ---- */
+
+static uint16_t
+take_owed(struct rmq_peer *p)
+{
+	uint16_t g = p->owed > 0xffff ? 0xffff : (uint16_t) p->owed;
+
+	p->owed -= g;
+	return g;
+}
+
+static void
+hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type, uint32_t msgid,
+         uint32_t len)
+{
+	h->version = RMQ_WIRE_VERSION;
+	h->type    = (uint8_t) type;
+	h->credits = take_owed(p);
+	h->conn    = p->rid;
+	h->msgid   = msgid;
+	h->len     = len;
+}
+
+/*
+ * Post with fi_inject / fi_send, retrying -FI_EAGAIN while progressing
+ * (the first send to a new peer on tcp;ofi_rxm needs both sides to
+ * progress).  Gives up when the peer dies or the deadline passes.
+ */
+static int
+post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+           void *buf, size_t n, struct rmq_tx *tx)
+{
+	ssize_t rc;
+
+	for (;;) {
+		if (tx != NULL)
+			rc = fi_send(s->ep, buf, n, s->tx_desc, p->fiaddr,
+			             &tx->op.fctx);
+		else
+			rc = fi_inject(s->ep, buf, n, p->fiaddr);
+		if (rc != -FI_EAGAIN)
+			break;
+		s->stats.eagain++;
+		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
+			return -RMQ_EAGAIN;
+		if (p->state == RMQ_PEER_DEAD)
+			return -RMQ_ECONNRESET;
+	}
+	if (rc != 0)
+		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s",
+		        tx ? "fi_send" : "fi_inject", p->name,
+		        fi_strerror((int) -rc));
+	return (int) rc;
+}
+
+static int
+tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+       struct rmq_tx **txp)
+{
+	while (s->tx_free == NULL) {
+		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
+			return -RMQ_EAGAIN;
+		if (p->state == RMQ_PEER_DEAD)
+			return -RMQ_ECONNRESET;
+	}
+	*txp       = s->tx_free;
+	s->tx_free = (*txp)->next_free;
+	return 0;
+}
+
+static void
+tx_put(struct rmq_socket *s, struct rmq_tx *tx)
+{
+	tx->next_free = s->tx_free;
+	s->tx_free    = tx;
+}
+
+/* Send a small control-sized buffer by inject, else through a tx slot. */
+static int
+send_small(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+           const uint8_t *b, size_t n)
+{
+	struct rmq_tx *tx;
+	int            rc;
+
+	if (s->dom->caps.inject && n <= s->dom->caps.inject_size)
+		return post_retry(s, p, w, (void *) b, n, NULL);
+	rc = tx_get(s, p, w, &tx);
+	if (rc != 0)
+		return rc;
+	memcpy(tx->buf, b, n);
+	rc = post_retry(s, p, w, tx->buf, n, tx);
+	if (rc != 0) {
+		tx_put(s, tx);
+		return rc;
+	}
+	tx->peer = p;
+	p->pending++;
+	s->inflight++;
+	return 0;
+}
+
+int
+rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
+             uint32_t msgid, uint32_t status)
+{
+	uint8_t           b[RMQ_HDR_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_waiter w;
+	int               rc;
+
+	if (p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	hdr_fill(&h, p, type, msgid, status);
+	rmq_hdr_encode(b, &h);
+	rmq_waiter_init(&w, 1000);
+	rmq_peer_hold(p);
+	rc = send_small(s, p, &w, b, sizeof(b));
+	if (rc != 0)
+		p->owed += h.credits;
+	else if (type == RMQ_MT_FIN)
+		p->sent++; /* counted in BYE: close waits for it */
+	p->pending--; /* the caller still holds p: no reap here */
+	return rc;
+}
+
+void
+rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
+{
+	struct rmq_rndv_tx **pp;
+
+	if (r->done)
+		return;
+	r->done   = true;
+	r->status = status;
+	if (r->mr != NULL)
+		fi_close(&r->mr->fid); /* revokes the peer's access */
+	r->mr = NULL;
+	free(r->owned);
+	r->owned = NULL;
+	if (r->msg != NULL)
+		rmq_msg_free(r->msg);
+	r->msg = NULL;
+	r->peer->pending--;
+	s->inflight--;
+	if (r->waited)
+		return; /* the blocked sender unlinks it */
+	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	rmq_peer_reap(s, r->peer);
+	free(r);
+}
+
+static int
+send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+          const struct rmq_out *o, uint32_t msgid, int flags)
+{
+	uint8_t              b[RMQ_RTS_SIZE];
+	struct rmq_hdr       h;
+	struct rmq_rts       rts;
+	struct rmq_rndv_tx  *r, **pp;
+	const uint8_t       *src;
+	uint64_t             key;
+	int                  rc;
+
+	r = calloc(1, sizeof(*r));
+	if (r == NULL)
+		return -RMQ_ENOMEM;
+	r->peer   = p;
+	r->cookie = ++s->next_cookie;
+	if (o->msg != NULL) {
+		src = rmq_msg_data(o->msg);
+	} else if (flags & RMQ_DONTWAIT) {
+		/* Must return now: the payload moves to a buffer of ours. */
+		r->owned = malloc(o->len);
+		if (r->owned == NULL) {
+			free(r);
+			return -RMQ_ENOMEM;
+		}
+		memcpy(r->owned, o->buf, o->len);
+		src = r->owned;
+	} else {
+		src      = o->buf;
+		r->waited = true;
+	}
+	rc = rmq_mr_reg(s, (void *) src, o->len, FI_REMOTE_READ, &r->mr, NULL,
+	                &key);
+	if (rc != 0)
+		goto fail;
+	rts.len    = o->len;
+	rts.raddr  = s->dom->caps.mr_virt_addr ? (uint64_t) (uintptr_t) src : 0;
+	rts.rkey   = key;
+	rts.cookie = r->cookie;
+	hdr_fill(&h, p, RMQ_MT_RTS, msgid, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_rts_encode(b + RMQ_HDR_SIZE, &rts);
+	rc = send_small(s, p, w, b, sizeof(b));
+	if (rc != 0) {
+		p->owed += h.credits;
+		fi_close(&r->mr->fid);
+		goto fail;
+	}
+	r->next = s->rndv;
+	s->rndv = r;
+	p->pending++;
+	s->inflight++;
+	if (o->msg != NULL)
+		r->msg = o->msg; /* ours now: freed on FIN */
+	if (!r->waited)
+		return 0;
+
+	/* Blocking send: the caller's buffer is in use until FIN. */
+	for (;;) {
+		if (r->done)
+			break;
+		if (rmq_progress(s) > 0)
+			continue;
+		/* A peer waiting for our FIN may itself wait for its RTS. */
+		rmq_xfer_pull_pending(s);
+		if (!r->done && rmq_wait_idle(s, w) != 0) {
+			rmq_rndv_complete(s, r, -RMQ_EAGAIN);
+			break;
+		}
+	}
+	rc = r->status;
+	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	rmq_peer_reap(s, p);
+	free(r);
+	return rc;
+fail:
+	free(r->owned);
+	free(r);
+	return rc;
+}
+
+static int
+xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
+          uint32_t msgid, int flags)
+{
+	const void       *src = o->msg ? rmq_msg_data(o->msg) : o->buf;
+	size_t            len = o->msg ? rmq_msg_size(o->msg) : o->len;
+	struct rmq_out    out = {.buf = src, .len = len, .msg = o->msg};
+	struct rmq_waiter w;
+	struct rmq_hdr    h;
+	struct rmq_tx    *tx;
+	uint8_t           ib[RMQ_HDR_SIZE + 4096];
+	int               path, rc;
+
+	if ((uint64_t) len > p->maxmsg) {
+		rmq_log(RMQ_LOG_ERROR,
+		        "%zu-byte message is larger than %s accepts (%llu)",
+		        len, p->name, (unsigned long long) p->maxmsg);
+		return -RMQ_EMSGSIZE;
+	}
+	path = rmq_path_select(&s->paths, len);
+	if (path < 0)
+		return path;
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
+	/* Credits from the peer, and our own bound on sends in flight. */
+	while (p->credits <= 0 || s->inflight >= s->sndhwm) {
+		if (p->state == RMQ_PEER_DEAD)
+			return -RMQ_ECONNRESET;
+		if (rmq_progress(s) > 0)
+			continue;
+		rmq_xfer_pull_pending(s);
+		if (rmq_wait_idle(s, &w) != 0)
+			return -RMQ_EAGAIN;
+	}
+	if (!rmq_peer_usable(p))
+		return -RMQ_ECONNRESET;
+
+	switch (path) {
+	case RMQ_PATH_INJECT:
+		hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
+		         (uint32_t) len);
+		rmq_hdr_encode(ib, &h);
+		if (len > 0)
+			memcpy(ib + RMQ_HDR_SIZE, src, len);
+		rc = post_retry(s, p, &w, ib, RMQ_HDR_SIZE + len, NULL);
+		if (rc != 0)
+			p->owed += h.credits;
+		break;
+	case RMQ_PATH_EAGER:
+		rc = tx_get(s, p, &w, &tx);
+		if (rc != 0)
+			break;
+		hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) len);
+		rmq_hdr_encode(tx->buf, &h);
+		memcpy(tx->buf + RMQ_HDR_SIZE, src, len);
+		rc = post_retry(s, p, &w, tx->buf, RMQ_HDR_SIZE + len, tx);
+		if (rc != 0) {
+			p->owed += h.credits;
+			tx_put(s, tx);
+			break;
+		}
+		tx->peer = p;
+		p->pending++;
+		s->inflight++;
+		break;
+	default:
+		rc = send_rndv(s, p, &w, &out, msgid, flags);
+		break;
+	}
+	if (rc != 0)
+		return rc;
+	p->credits--;
+	p->sent++;
+	s->stats.sent_msgs[path]++;
+	s->stats.sent_bytes[path] += len;
+	/* inject and eager copied the message out; rndv keeps it till FIN */
+	if (o->msg != NULL && path != RMQ_PATH_RNDV_READ)
+		rmq_msg_free(o->msg);
+	return 0;
+}
+
+int
+rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
+              const struct rmq_out *o, uint32_t msgid, int flags)
+{
+	int rc;
+
+	rmq_peer_hold(p);
+	rc = xfer_send(s, p, o, msgid, flags);
+	rmq_peer_release(s, p);
+	return rc;
+}
+
+/* ---- receiving ---- */
+
+static void
+rxq_push(struct rmq_peer *p, struct rmq_rxent *e)
+{
+	e->next = NULL;
+	if (p->qtail != NULL)
+		p->qtail->next = e;
+	else
+		p->qhead = e;
+	p->qtail = e;
+	p->qlen++;
+}
+
+struct rmq_rxent *
+rmq_rxq_pop(struct rmq_peer *p)
+{
+	struct rmq_rxent *e = p->qhead;
+
+	if (e == NULL)
+		return NULL;
+	p->qhead = e->next;
+	if (p->qhead == NULL)
+		p->qtail = NULL;
+	p->qlen--;
+	e->next = NULL;
+	return e;
+}
+
+void
+rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	RMQ_UNUSED(s);
+	if (e->slab != NULL)
+		rmq_slab_unref(e->slab);
+	free(e->heap);
+	free(e);
+}
+
+/* A message we drop still frees its credit. */
+static void
+consumed(struct rmq_socket *s, struct rmq_peer *p)
+{
+	p->owed++;
+	if (p->state == RMQ_PEER_LIVE && p->owed >= (uint32_t) (s->rcvhwm + 1) / 2)
+		(void) rmq_xfer_ctl(s, p, RMQ_MT_CREDIT, 0, 0);
+}
+
+void
+rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
+            size_t len)
+{
+	struct rmq_hdr      h;
+	struct rmq_peer    *p;
+	struct rmq_rxent   *e;
+	struct rmq_rndv_tx *r;
+	int                 rc, t;
+
+	rc = rmq_hdr_decode(&h, buf, len);
+	if (rc != 0) {
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_WARN, "dropped a malformed %zu-byte message: %s",
+		        len, rmq_strerror(rc));
+		return;
+	}
+	p = rmq_peer_lookup(s, h.conn);
+	if (p == NULL || p->state == RMQ_PEER_DEAD) {
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_DEBUG, "message from unknown peer %#x dropped",
+		        h.conn);
+		return;
+	}
+	p->credits += h.credits;
+	t = h.type & RMQ_MT_MASK;
+	switch (t) {
+	case RMQ_MT_DATA:
+	case RMQ_MT_RTS:
+		p->recvd++;
+		e = calloc(1, sizeof(*e));
+		if (e == NULL) {
+			s->stats.dropped++;
+			consumed(s, p);
+			return;
+		}
+		e->peer  = p;
+		e->msgid = h.msgid;
+		if (t == RMQ_MT_DATA) {
+			e->path = (h.type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
+			                                     : RMQ_PATH_EAGER;
+			e->len  = h.len;
+			e->data = buf + RMQ_HDR_SIZE;
+			e->slab = sl;
+			sl->refs++;
+		} else {
+			e->path = RMQ_PATH_RNDV_READ;
+			rmq_rts_decode(&e->rts, buf + RMQ_HDR_SIZE);
+			e->len = e->rts.len;
+		}
+		if (s->maxmsg >= 0 && e->len > (uint64_t) s->maxmsg) {
+			rmq_log(RMQ_LOG_WARN,
+			        "dropped a %zu-byte message from %s: larger "
+			        "than RMQ_MAXMSGSIZE %lld",
+			        e->len, p->name, (long long) s->maxmsg);
+			s->stats.dropped++;
+			if (t == RMQ_MT_RTS)
+				(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN,
+				                    e->rts.cookie, EMSGSIZE);
+			rmq_rxent_free(s, e);
+			consumed(s, p);
+			return;
+		}
+		rxq_push(p, e);
+		break;
+	case RMQ_MT_FIN:
+		p->recvd++;
+		for (r = s->rndv; r != NULL; r = r->next)
+			if (r->cookie == h.msgid && r->peer == p && !r->done)
+				break;
+		if (r == NULL) {
+			/* Late FIN after a timeout revoked it: harmless. */
+			rmq_log(RMQ_LOG_DEBUG, "FIN for unknown cookie %u",
+			        h.msgid);
+			return;
+		}
+		rmq_rndv_complete(s, r,
+		                  h.len == 0 ? 0
+		                  : h.len < 4096 ? -(int) h.len
+		                                 : -RMQ_EPROTO);
+		break;
+	default: /* CREDIT: the credits were all it carried */
+		break;
+	}
+}
+
+static bool
+read_done(struct rmq_socket *s, void *arg)
+{
+	RMQ_UNUSED(s);
+	return ((struct rmq_read *) arg)->pending == 0;
+}
+
+/*
+ * Read n bytes of a rendezvous message into dst.  Chunks are posted as the
+ * provider accepts them and the calling thread progresses meanwhile.
+ */
+static int
+rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
+          void *dst, size_t n)
+{
+	struct rmq_read     rd = {0};
+	struct rmq_read_op *ops;
+	struct rmq_waiter   w;
+	void               *desc  = NULL;
+	size_t              chunk = s->dom->caps.rma_chunk, off, i;
+	ssize_t             rc = 0;
+	int64_t             dead_since = 0;
+
+	if (n == 0)
+		return 0;
+	rd.nchunks = n / chunk + (n % chunk != 0); /* chunk may be SIZE_MAX */
+	ops        = calloc(rd.nchunks, sizeof(*ops));
+	if (ops == NULL)
+		return -RMQ_ENOMEM;
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, dst, n, FI_READ, &rd.mr, &desc, NULL);
+		if (rc != 0)
+			goto out;
+	}
+	rmq_waiter_init(&w, -1);
+	for (i = 0, off = 0; i < rd.nchunks; i++, off += chunk) {
+		size_t len = n - off < chunk ? n - off : chunk;
+
+		ops[i].op.kind = RMQ_OP_READ;
+		ops[i].rd      = &rd;
+		for (;;) {
+			rc = fi_read(s->ep, (uint8_t *) dst + off, len, desc,
+			             p->fiaddr, rts->raddr + off, rts->rkey,
+			             &ops[i].op.fctx);
+			if (rc != -FI_EAGAIN)
+				break;
+			s->stats.eagain++;
+			if (rmq_progress(s) == 0)
+				(void) rmq_wait_idle(s, &w);
+			if (p->state == RMQ_PEER_DEAD)
+				break;
+		}
+		if (rc != 0)
+			break;
+		rd.pending++;
+	}
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "fi_read from %s: %s", p->name,
+		        fi_strerror((int) -rc));
+		rd.status = rc == -FI_EAGAIN ? -RMQ_ECONNRESET : (int) rc;
+	}
+	/* Posted reads target dst: wait for every one of them. */
+	rmq_waiter_init(&w, -1);
+	while (!read_done(s, &rd)) {
+		if (rmq_progress(s) > 0)
+			continue;
+		if (p->state == RMQ_PEER_DEAD) {
+			if (dead_since == 0) {
+				dead_since = rmq_now_ns();
+			} else if (rmq_now_ns() - dead_since > 2000000000ll) {
+				for (i = 0; i < rd.nchunks; i++)
+					fi_cancel(&s->ep->fid,
+					          &ops[i].op.fctx);
+				dead_since = rmq_now_ns();
+			}
+		}
+		(void) rmq_wait_idle(s, &w);
+	}
+	rc = rd.status;
+	if (rc == 0 && p->state == RMQ_PEER_DEAD)
+		rc = -RMQ_ECONNRESET;
+out:
+	if (rd.mr != NULL)
+		fi_close(&rd.mr->fid);
+	free(ops);
+	return (int) rc;
+}
+
+ssize_t
+rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
+                 size_t cap, rmq_msg **msgp)
+{
+	struct rmq_peer *p   = e->peer;
+	size_t           len = e->len, n = len < cap ? len : cap;
+	rmq_msg         *m   = NULL;
+	ssize_t          rc  = (ssize_t) len;
+	int              st;
+
+	rmq_peer_hold(p);
+	if (e->pull_status != 0) {
+		rc = e->pull_status; /* a background pull failed: lost */
+	} else if (e->path == RMQ_PATH_RNDV_READ && e->heap == NULL) {
+		if (msgp != NULL) {
+			m = rmq_msg_new_heap(len);
+			if (m == NULL) {
+				rc = -RMQ_ENOMEM;
+				goto fin;
+			}
+			buf = rmq_msg_data(m);
+			n   = len;
+		}
+		st = p->state == RMQ_PEER_DEAD
+		         ? -RMQ_ECONNRESET
+		         : rndv_read(s, p, &e->rts, buf, n);
+		if (st != 0) {
+			rc = st;
+			rmq_msg_free(m);
+			m = NULL;
+		}
+	fin:
+		if (p->state != RMQ_PEER_DEAD)
+			(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
+			                    rc < 0 ? (uint32_t) -rc : 0);
+	} else if (msgp != NULL) {
+		if (e->heap != NULL) {
+			m = rmq_msg_new_heap(0);
+			if (m != NULL) {
+				m->base = m->data = e->heap;
+				m->size = len;
+				e->heap = NULL;
+			}
+		} else {
+			m = rmq_msg_new_slab(e->slab, e->data, len);
+			if (m != NULL)
+				e->slab = NULL; /* the reference moves */
+		}
+		if (m == NULL)
+			rc = -RMQ_ENOMEM;
+	} else if (n > 0) {
+		memcpy(buf, e->heap != NULL ? e->heap : e->data, n);
+	}
+	if (rc >= 0) {
+		s->stats.recv_msgs[e->path]++;
+		s->stats.recv_bytes[e->path] += len;
+		if (msgp != NULL)
+			*msgp = m;
+	} else {
+		s->stats.dropped++;
+	}
+	consumed(s, p);
+	rmq_rxent_free(s, e);
+	rmq_peer_release(s, p);
+	return rc;
+}
+
+void
+rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	struct rmq_peer *p = e->peer;
+
+	if (e->path == RMQ_PATH_RNDV_READ && e->heap == NULL &&
+	    p->state != RMQ_PEER_DEAD)
+		(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
+		                    ECANCELED);
+	s->stats.dropped++;
+	rmq_peer_hold(p);
+	consumed(s, p);
+	rmq_rxent_free(s, e);
+	rmq_peer_release(s, p);
+}
+
+void
+rmq_xfer_pull_pending(struct rmq_socket *s)
+{
+	struct rmq_rxent *e;
+	int               i, rc;
+
+	for (i = 0; i < s->peers_cap; i++) {
+		struct rmq_peer *p = s->peers[i];
+
+		if (p == NULL || p->state == RMQ_PEER_DEAD)
+			continue;
+		for (e = p->qhead; e != NULL; e = e->next) {
+			if (e->path != RMQ_PATH_RNDV_READ || e->heap != NULL ||
+			    e->pulling)
+				continue;
+			e->heap = malloc(e->len);
+			if (e->heap == NULL)
+				return;
+			e->pulling = true;
+			rc = rndv_read(s, p, &e->rts, e->heap, e->len);
+			e->pulling = false;
+			(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
+			                    rc < 0 ? (uint32_t) -rc : 0);
+			if (rc != 0) {
+				/* Delivered later as an error-free drop. */
+				free(e->heap);
+				e->heap = NULL;
+				e->pull_status = rc;
+				return;
+			}
+		}
+	}
+}

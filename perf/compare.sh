@@ -1,0 +1,489 @@
+#!/usr/bin/env bash
+# perf/compare.sh - run libfabric's fi_pingpong (the anchor) and librmq's
+# rmq_pingpong side by side, on the same provider and sizes, in the same run,
+# and print the ratios.  See /work/shared/ANCHORS.md for why the anchor must
+# always be measured next to librmq: absolute figures are only comparable
+# within one run on one machine.
+#
+# Conventions (as fi_pingpong): latency is one-way = round trip / 2,
+# ping-pong MB/s = size / one-way time (MB = 10^6 bytes).  Both sides busy
+# poll, pinned to CPU 0 and CPU 1.
+#
+# Environment:
+#   RMQ_PINGPONG   path of rmq_pingpong (default BUILD_DIR/perf/rmq_pingpong)
+#   FI_PINGPONG    path of fi_pingpong  (default: fi_pingpong from PATH)
+#   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
+#   lo unless already set; they apply to both binaries.
+
+set -euo pipefail
+
+prog=${0##*/}
+
+usage() {
+	cat <<EOF
+Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
+       [-T TIMEOUT] [--csv FILE] [-v] [-h]
+
+Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
+table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
+
+  -p PROVIDER   shm (default), tcp, sockets; repeat or give a comma list.
+                tcp = fi_pingpong -p tcp -e rdm (tcp;ofi_rxm) on 127.0.0.1.
+  -S SIZES      message sizes in bytes, comma or space separated; k/m suffix
+                allowed (default: 1 8 64 1024 4096 65536 1048576 4194304)
+  -I ITER       iterations for every size (default: 100000 for <= 4 KiB,
+                10000 for <= 64 KiB, 1000 above)
+  -r RUNS       repeat each measurement RUNS times, report the median (3)
+  -b BUILD_DIR  meson build directory (default ./build); rmq_pingpong is
+                BUILD_DIR/perf/rmq_pingpong unless RMQ_PINGPONG is set
+  -T TIMEOUT    seconds allowed for each single run (default 60, but 300 for
+                sockets, whose fi_pingpong needs ~1 ms per message >= 512 B
+                on two cores); a run that exceeds it is killed, shows FAIL
+  --csv FILE    also write the results as CSV (header lines start with '#')
+  -v            print every command to stderr as it is run
+  -h, --help    this help
+
+Exit status: 0 if every run succeeded, 1 if any run failed, 2 on bad usage.
+EOF
+}
+
+die_usage() {
+	printf '%s: %s\n' "$prog" "$1" >&2
+	printf "Try '%s -h'.\n" "$prog" >&2
+	exit 2
+}
+
+# ---------------------------------------------------------------- options
+
+providers=()
+sizes=()
+iter_override=""
+runs=3
+build_dir=./build
+csv_file=""
+run_timeout="" # default: 60 s, 300 s for sockets (see timeout_for)
+verbose=0
+
+add_list() { # add_list ARRAYNAME "a,b c"
+	local -n _arr=$1
+	local item
+	for item in ${2//,/ }; do
+		_arr+=("$item")
+	done
+}
+
+to_bytes() { # 64 / 4k / 1m / 1MiB -> bytes
+	local s=$1 n mult=1
+	case $s in
+	*[kK] | *[kK]i[bB] | *[kK][bB]) mult=1024 ;;
+	*[mM] | *[mM]i[bB] | *[mM][bB]) mult=1048576 ;;
+	*[gG] | *[gG]i[bB] | *[gG][bB]) mult=1073741824 ;;
+	esac
+	n=${s%%[!0-9]*}
+	[[ -n $n && ${s:${#n}} =~ ^([kKmMgG](i?[bB])?)?$ ]] || return 1
+	echo $((10#$n * mult))
+}
+
+need_arg() { [[ $# -ge 2 && -n $2 ]] || die_usage "option $1 needs an argument"; }
+
+while [[ $# -gt 0 ]]; do
+	case $1 in
+	-p) need_arg "$@"; add_list providers "$2"; shift 2 ;;
+	-p*) add_list providers "${1#-p}"; shift ;;
+	-S) need_arg "$@"; add_list sizes "$2"; shift 2 ;;
+	-S*) add_list sizes "${1#-S}"; shift ;;
+	-I) need_arg "$@"; iter_override=$2; shift 2 ;;
+	-I*) iter_override=${1#-I}; shift ;;
+	-r) need_arg "$@"; runs=$2; shift 2 ;;
+	-r*) runs=${1#-r}; shift ;;
+	-b) need_arg "$@"; build_dir=$2; shift 2 ;;
+	-b*) build_dir=${1#-b}; shift ;;
+	-T) need_arg "$@"; run_timeout=$2; shift 2 ;;
+	-T*) run_timeout=${1#-T}; shift ;;
+	--csv) need_arg "$@"; csv_file=$2; shift 2 ;;
+	--csv=*) csv_file=${1#--csv=}; shift ;;
+	-v) verbose=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) die_usage "unknown argument '$1'" ;;
+	esac
+done
+
+[[ ${#providers[@]} -gt 0 ]] || providers=(shm)
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(1 8 64 1024 4096 65536 1048576 4194304)
+
+for p in "${providers[@]}"; do
+	case $p in
+	shm | tcp | sockets) ;;
+	*) die_usage "unsupported provider '$p' (shm, tcp, sockets)" ;;
+	esac
+done
+for i in "${!sizes[@]}"; do
+	b=$(to_bytes "${sizes[$i]}") || die_usage "bad size '${sizes[$i]}'"
+	[[ $b -ge 1 ]] || die_usage "bad size '${sizes[$i]}'"
+	sizes[i]=$b
+done
+[[ -z $iter_override || $iter_override =~ ^[1-9][0-9]*$ ]] ||
+	die_usage "bad iteration count '$iter_override'"
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die_usage "bad run count '$runs'"
+[[ -z $run_timeout || $run_timeout =~ ^[1-9][0-9]*$ ]] ||
+	die_usage "bad timeout '$run_timeout'"
+
+fi_bin=${FI_PINGPONG:-fi_pingpong}
+rmq_bin=${RMQ_PINGPONG:-$build_dir/perf/rmq_pingpong}
+
+command -v "$fi_bin" >/dev/null 2>&1 ||
+	{ echo "$prog: $fi_bin not found (apt-get install libfabric-bin)" >&2; exit 2; }
+[[ -x $rmq_bin && ! -d $rmq_bin ]] ||
+	{ echo "$prog: $rmq_bin not found or not executable (build with -Dperf=true, or set RMQ_PINGPONG)" >&2; exit 2; }
+for c in taskset timeout awk sort; do
+	command -v "$c" >/dev/null 2>&1 || { echo "$prog: $c not found" >&2; exit 2; }
+done
+if [[ $(nproc) -lt 2 ]]; then
+	echo "$prog: warning: fewer than 2 CPUs; taskset -c 1 will fail" >&2
+fi
+
+# Environment shared by both binaries.  sockets is ~100x slower on two cores
+# unless its progress thread busy-polls; tcp/sockets are pinned to loopback
+# (otherwise the server listens on the first interface, e.g. eth0).
+export FI_SOCKETS_PE_WAITTIME=${FI_SOCKETS_PE_WAITTIME:-0}
+export FI_TCP_IFACE=${FI_TCP_IFACE:-lo}
+export FI_SOCKETS_IFACE=${FI_SOCKETS_IFACE:-lo}
+
+prov_env() { # the variables that matter for one provider, for the header
+	case $1 in
+	sockets) echo "FI_SOCKETS_PE_WAITTIME=$FI_SOCKETS_PE_WAITTIME FI_SOCKETS_IFACE=$FI_SOCKETS_IFACE " ;;
+	tcp) echo "FI_TCP_IFACE=$FI_TCP_IFACE " ;;
+	*) echo "" ;;
+	esac
+}
+
+timeout_for() {
+	if [[ -n $run_timeout ]]; then
+		echo "$run_timeout"
+	elif [[ $1 == sockets ]]; then
+		echo 300
+	else
+		echo 60
+	fi
+}
+
+iters_for() {
+	if [[ -n $iter_override ]]; then
+		echo "$iter_override"
+	elif [[ $1 -le 4096 ]]; then
+		echo 100000
+	elif [[ $1 -le 65536 ]]; then
+		echo 10000
+	else
+		echo 1000
+	fi
+}
+
+# ------------------------------------------------------- process handling
+
+r_lat="" r_bw="" r_path=""
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-compare.XXXXXX")
+live_pids=() # pids of `timeout` wrappers; each leads its own process group
+
+kill_group() { # kill a timeout wrapper and everything in its process group
+	local pid=$1
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+}
+
+# shellcheck disable=SC2317  # invoked by the trap
+cleanup() {
+	local pid
+	for pid in "${live_pids[@]}"; do
+		kill_group "$pid"
+	done
+	[[ ${#live_pids[@]} -eq 0 ]] || sleep 0.1
+	for pid in "${live_pids[@]}"; do
+		kill -KILL -- "-$pid" 2>/dev/null || true
+	done
+	rm -rf "$tmpdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+forget_pid() {
+	local keep=() p
+	for p in "${live_pids[@]}"; do
+		[[ $p == "$1" ]] || keep+=("$p")
+	done
+	live_pids=("${keep[@]}")
+}
+
+# Run "$@" under timeout in the background, record its pid in $bg_pid.
+# timeout puts itself in a new process group, so the group id is the pid and
+# stray children (rmq_pingpong --local forks) can be killed with it.
+start_bg() { # start_bg OUTFILE CMD...
+	local out=$1
+	shift
+	[[ $verbose -eq 0 ]] || echo "+ $*" >&2
+	timeout -k 5 "$tmo" "$@" >"$out" 2>&1 &
+	bg_pid=$!
+	live_pids+=("$bg_pid")
+}
+
+finish_bg() { # finish_bg PID -> exit status of the command; reaps its group
+	local pid=$1 rc=0
+	wait "$pid" || rc=$?
+	kill_group "$pid"
+	forget_pid "$pid"
+	return "$rc"
+}
+
+port_in_use() { # any socket bound to this local TCP port, any state
+	local hex
+	hex=$(printf '%04X' "$1")
+	awk -v h="$hex" 'FNR > 1 { n = split($2, a, ":"); if (a[n] == h) { f = 1; exit } }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+port_listening() {
+	local hex
+	hex=$(printf '%04X' "$1")
+	awk -v h="$hex" 'FNR > 1 && $4 == "0A" { n = split($2, a, ":"); if (a[n] == h) { f = 1; exit } }
+		END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# Control ports below the ephemeral range, a new one for every run.
+next_port=$((20000 + $$ % 10000))
+pick_port() {
+	local tries=0
+	while :; do
+		next_port=$((next_port + 1))
+		[[ $next_port -lt 32000 ]] || next_port=20000
+		port_in_use "$next_port" || break
+		tries=$((tries + 1))
+		[[ $tries -lt 1000 ]] || { echo "$prog: no free port" >&2; return 1; }
+	done
+	port=$next_port
+}
+
+wait_listen() { # wait_listen PORT SERVER_PID
+	local i
+	for ((i = 0; i < 500; i++)); do
+		port_listening "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+
+# -------------------------------------------------------------- one runs
+
+fail_log() { # fail_log WHAT LOGFILE...
+	local what=$1 f
+	shift
+	echo "$prog: FAIL: $what" >&2
+	for f in "$@"; do
+		[[ -s $f ]] && sed 's/^/    | /' "$f" | tail -n 8 >&2
+	done
+	return 0
+}
+
+# fi_once PROV SIZE ITERS -> sets r_lat r_bw, or returns 1.  (No command
+# substitution around these: the pids must stay visible to the EXIT trap.)
+fi_once() {
+	local prov=$1 size=$2 iters=$3 port srv cli srv_pid cli_pid rc=0 src=0 i
+	pick_port
+	srv=$tmpdir/fi_srv.log cli=$tmpdir/fi_cli.log
+	: >"$cli"
+	start_bg "$srv" taskset -c 0 "$fi_bin" -p "$prov" -e rdm -I "$iters" -S "$size" -B "$port"
+	srv_pid=$bg_pid
+	if ! wait_listen "$port" "$srv_pid"; then
+		finish_bg "$srv_pid" || true
+		fail_log "fi_pingpong server ($prov, $size B) did not listen on port $port" "$srv"
+		return 1
+	fi
+	start_bg "$cli" taskset -c 1 "$fi_bin" -p "$prov" -e rdm -I "$iters" -S "$size" -P "$port" 127.0.0.1
+	cli_pid=$bg_pid
+	finish_bg "$cli_pid" || rc=$?
+	# The server ends by itself once the client is done; give it 5 s.
+	for ((i = 0; i < 250; i++)); do
+		kill -0 "$srv_pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -0 "$srv_pid" 2>/dev/null && kill_group "$srv_pid"
+	finish_bg "$srv_pid" || src=$?
+	if [[ $rc -ne 0 || $src -ne 0 ]]; then
+		local why="exit $rc/$src"
+		[[ $rc -eq 124 || $src -eq 124 ]] && why="timeout ${tmo}s"
+		fail_log "fi_pingpong $prov $size B -I $iters ($why)" "$cli" "$srv"
+		return 1
+	fi
+	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
+	if ! awk 'NF >= 8 && $1 ~ /^[0-9.]+[kmgt]?$/ && $(NF-1) ~ /^[0-9.]+$/ && $(NF-2) ~ /^[0-9.]+$/ {
+			lat = $(NF-1); bw = $(NF-2); ok = 1 }
+		END { if (!ok) exit 1; print lat, bw }' "$cli" >"$tmpdir/parsed"; then
+		fail_log "cannot parse fi_pingpong output ($prov, $size B)" "$cli"
+		return 1
+	fi
+	read -r r_lat r_bw <"$tmpdir/parsed"
+}
+
+# rmq_once PROV SIZE ITERS -> sets r_lat r_bw r_path, or returns 1
+rmq_once() {
+	local prov=$1 size=$2 iters=$3 out err pid rc=0
+	out=$tmpdir/rmq.csv err=$tmpdir/rmq.err
+	# stdout must stay clean CSV: stderr goes to its own file
+	[[ $verbose -eq 0 ]] || echo "+ $rmq_bin --local -p $prov -S $size -I $iters --csv" >&2
+	timeout -k 5 "$tmo" "$rmq_bin" --local -p "$prov" -S "$size" -I "$iters" --csv \
+		>"$out" 2>"$err" </dev/null &
+	pid=$!
+	live_pids+=("$pid")
+	finish_bg "$pid" || rc=$?
+	if [[ $rc -ne 0 ]]; then
+		local why="exit $rc"
+		[[ $rc -eq 124 ]] && why="timeout ${tmo}s"
+		fail_log "rmq_pingpong $prov $size B -I $iters ($why)" "$out" "$err"
+		return 1
+	fi
+	# size,lat_p50_us,lat_p99_us,mbps,path (columns found by name)
+	if ! awk -F, -v want="$size" '
+		{ sub(/\r$/, "") }
+		!hdr {
+			for (i = 1; i <= NF; i++) { f = $i; gsub(/[ \t]/, "", f); col[f] = i }
+			if (col["size"] && col["lat_p50_us"] && col["mbps"]) hdr = 1
+			else split("", col)
+			next }
+		hdr && $col["size"] == want && $col["lat_p50_us"] ~ /^[0-9.eE+-]+$/ {
+			lat = $col["lat_p50_us"]; bw = $col["mbps"]
+			path = col["path"] ? $col["path"] : "-"
+			gsub(/[ \t]/, "_", path); if (path == "") path = "-"
+			ok = 1 }
+		END { if (!ok) exit 1; print lat, bw, path }' "$out" >"$tmpdir/parsed"; then
+		fail_log "cannot parse rmq_pingpong CSV ($prov, $size B)" "$out" "$err"
+		return 1
+	fi
+	read -r r_lat r_bw r_path <"$tmpdir/parsed"
+}
+
+median() { # values on stdin, one per line
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) exit 1
+		if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2
+		print m }'
+}
+
+fmt() { # 2 significant decimals, or pass FAIL through
+	case $1 in
+	FAIL | -) echo "$1" ;;
+	*) awk -v x="$1" 'BEGIN { printf "%.2f\n", x }' ;;
+	esac
+}
+
+ratio() { # ratio A B = A/B
+	if [[ $1 == FAIL || $2 == FAIL || $1 == - || $2 == - ]]; then
+		echo "-"
+	else
+		awk -v a="$1" -v b="$2" 'BEGIN {
+			if (b + 0 == 0) { print "-"; exit }
+			r = a / b; printf (r < 0.1 ? "%.4f\n" : "%.2f\n"), r }'
+	fi
+}
+
+# ------------------------------------------------------------------ header
+
+fi_version=$(fi_info --version 2>/dev/null | head -n 1 || true)
+[[ -n $fi_version ]] || fi_version="unknown"
+header=(
+	"librmq vs fi_pingpong, $(date '+%Y-%m-%d %H:%M:%S %z')"
+	"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
+	"libfabric: $fi_version"
+	"rmq_pingpong: $rmq_bin"
+	"median of $runs run(s), fi and rmq runs interleaved"
+	"one-way latency = round trip / 2; MB/s = size / one-way time (MB = 10^6 B)"
+	"lat ratio = rmq/fi (lower is better); bw ratio = rmq/fi (higher is better)"
+)
+
+csv_init() {
+	[[ -n $csv_file ]] || return 0
+	{
+		local l
+		for l in "${header[@]}"; do echo "# $l"; done
+		for p in "${providers[@]}"; do
+			echo "# $p server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e rdm -I ITER -S SIZE -B PORT"
+			echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
+			echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p -S SIZE -I ITER --csv"
+		done
+		echo "provider,size,iters,fi_lat_us,rmq_p50_us,lat_ratio,fi_mbps,rmq_mbps,bw_ratio,rmq_path"
+	} >"$csv_file"
+}
+
+for l in "${header[@]}"; do echo "# $l"; done
+csv_init
+
+row_fmt='| %8s | %6s | %9s | %10s | %9s | %9s | %9s | %8s | %-20s |\n'
+
+any_fail=0
+for prov in "${providers[@]}"; do
+	tmo=$(timeout_for "$prov")
+	echo
+	echo "## provider $prov"
+	echo
+	echo "    timeout per run: ${tmo}s"
+	echo "    server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e rdm -I ITER -S SIZE -B PORT"
+	echo "    client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
+	echo "    rmq:    $(prov_env "$prov")$rmq_bin --local -p $prov -S SIZE -I ITER --csv"
+	echo
+	# shellcheck disable=SC2059
+	printf "$row_fmt" size iters "fi us" "rmq p50 us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path"
+	# shellcheck disable=SC2059
+	printf "$row_fmt" "-------:" "-----:" "--------:" "---------:" "--------:" "--------:" "--------:" "-------:" "--------------------"
+
+	for size in "${sizes[@]}"; do
+		iters=$(iters_for "$size")
+		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=()
+		fi_failed=0 rmq_failed=0
+		for ((r = 1; r <= runs; r++)); do
+			if fi_once "$prov" "$size" "$iters"; then
+				fi_lats+=("$r_lat") fi_bws+=("$r_bw")
+				fi_msg="fi $r_lat us"
+			else
+				fi_failed=1 fi_msg="fi FAIL"
+			fi
+			if rmq_once "$prov" "$size" "$iters"; then
+				rmq_lats+=("$r_lat") rmq_bws+=("$r_bw") paths+=("$r_path")
+				rmq_msg="rmq $r_lat us"
+			else
+				rmq_failed=1 rmq_msg="rmq FAIL"
+			fi
+			echo "[$prov ${size} B x$iters run $r/$runs] $fi_msg, $rmq_msg" >&2
+		done
+
+		if [[ $fi_failed -eq 0 ]]; then
+			fi_lat=$(printf '%s\n' "${fi_lats[@]}" | median)
+			fi_bw=$(printf '%s\n' "${fi_bws[@]}" | median)
+		else
+			fi_lat=FAIL fi_bw=FAIL any_fail=1
+		fi
+		if [[ $rmq_failed -eq 0 ]]; then
+			rmq_lat=$(printf '%s\n' "${rmq_lats[@]}" | median)
+			rmq_bw=$(printf '%s\n' "${rmq_bws[@]}" | median)
+			path=$(printf '%s\n' "${paths[@]}" | awk '!seen[$0]++' | paste -sd/ -)
+		else
+			rmq_lat=FAIL rmq_bw=FAIL path=- any_fail=1
+		fi
+		lat_r=$(ratio "$rmq_lat" "$fi_lat")
+		bw_r=$(ratio "$rmq_bw" "$fi_bw")
+		fi_lat=$(fmt "$fi_lat") fi_bw=$(fmt "$fi_bw")
+		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw")
+
+		# shellcheck disable=SC2059
+		printf "$row_fmt" "$size" "$iters" "$fi_lat" "$rmq_lat" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path"
+		if [[ -n $csv_file ]]; then
+			printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$prov" "$size" "$iters" \
+				"$fi_lat" "$rmq_lat" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" >>"$csv_file"
+		fi
+	done
+done
+
+if [[ $any_fail -ne 0 ]]; then
+	echo >&2
+	echo "$prog: some runs failed (see FAIL above)" >&2
+	exit 1
+fi
+exit 0

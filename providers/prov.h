@@ -1,0 +1,46 @@
+/*
+ * Provider rows.  One const row per libfabric provider librmq knows: what
+ * to ask fi_getinfo for, quirks that fi_info does not tell, and the path
+ * thresholds measured for it.  Code tests the flags, never the names
+ * (Mercury's NA_OFI_PROV_TYPES is the model).
+ */
+#ifndef RMQ_PROV_H
+#define RMQ_PROV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Quirk and property flags. */
+#define RMQ_PROV_LOCAL_ONLY    (1u << 0) /* same host only (shm) */
+#define RMQ_PROV_RMA_EMULATED  (1u << 1) /* RMA done in software */
+#define RMQ_PROV_TARGET_PROG   (1u << 2) /* RMA lands only when the target
+                                          * progresses (tcp;ofi_rxm) */
+#define RMQ_PROV_NO_WAIT_FD    (1u << 3) /* CQ has no wait fd: spin/sleep */
+#define RMQ_PROV_ADDR_SOCKADDR (1u << 4) /* fabric address is a sockaddr
+                                          * we may patch (INADDR_ANY) */
+#define RMQ_PROV_UNSAFE_KEYS   (1u << 5) /* RMA not protected by keys
+                                          * (shm 1.17, measured) */
+#define RMQ_PROV_HW            (1u << 6) /* needs an RDMA NIC */
+
+struct rmq_prov {
+	const char *name;     /* librmq's name: scheme and config value */
+	const char *fi_prov;  /* fi_info prov_name, layering spelled out */
+	uint32_t    flags;    /* RMQ_PROV_* */
+	size_t      inject_max; /* cap on inject payload; 0: fi_info's */
+	size_t      eager_max;  /* above this: rendezvous (measured) */
+	size_t      rma_chunk;  /* largest single fi_read we post */
+	int         cq_data_size; /* bytes of immediate the HW carries */
+	const char *notes;    /* printed by rmq_info and in rmq(7) */
+};
+
+extern const struct rmq_prov rmq_prov_shm;
+extern const struct rmq_prov rmq_prov_tcp;
+extern const struct rmq_prov rmq_prov_sockets;
+extern const struct rmq_prov rmq_prov_verbs;
+extern const struct rmq_prov rmq_prov_efa;
+
+/* Registry, in order of preference for provider "auto" (fabric://). */
+const struct rmq_prov *rmq_prov_by_name(const char *name);
+const struct rmq_prov *const *rmq_prov_all(void);
+
+#endif /* RMQ_PROV_H */

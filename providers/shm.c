@@ -1,0 +1,22 @@
+/*
+ * shm: libfabric's shared-memory provider (same host).
+ *
+ * Measured here with libfabric 1.17: inject_size 4096, no CQ wait fd (we
+ * spin, then back off), FI_ADDR_STR addresses, RMA through CMA
+ * (process_vm_readv) in the provider: one copy, no NIC.  RMA keys are not
+ * enforced (a peer wrote outside a registered region with a wrong key), so
+ * shm peers must be same-user, trusted processes.
+ */
+#include "prov.h"
+
+const struct rmq_prov rmq_prov_shm = {
+	.name         = "shm",
+	.fi_prov      = "shm",
+	.flags        = RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED |
+	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS,
+	.inject_max   = 0,        /* fi_info: 4096 */
+	.eager_max    = 16384,    /* perf/compare.sh, see rmq(7) */
+	.rma_chunk    = 0,        /* one CMA read is fastest */
+	.cq_data_size = 8,
+	.notes        = "same host only; RMA keys not enforced (trusted peers)",
+};
