@@ -1,0 +1,183 @@
+/*
+ * Helpers for librmq's multi-process tests: real processes, real providers.
+ *
+ * spawn_server() forks a child that opens its own context and socket,
+ * binds, reports the bound endpoint through a pipe and runs a serve
+ * function; its exit status is the number of failed checks.  Every
+ * libfabric call happens after the fork, in the process that uses it.
+ */
+#ifndef RMQ_TESTUTIL_H
+#define RMQ_TESTUTIL_H
+
+#include <check.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rmq.h"
+
+#define MiB (1024u * 1024u)
+
+typedef int (*serve_fn)(rmq_socket *s, void *arg);
+
+/* The bind address for a provider: an ephemeral port on loopback. */
+static inline const char *
+bind_addr(const char *prov, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s://127.0.0.1:0", prov);
+	return buf;
+}
+
+static inline void
+test_fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	size_t   i;
+
+	for (i = 0; i < n; i++) {
+		if ((i & 7) == 0)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		b[i] = (uint8_t) (x >> (8 * (i & 7)));
+	}
+}
+
+/* Index of the first wrong byte, or n when all are right. */
+static inline size_t
+test_check(const uint8_t *b, size_t n, uint64_t seed)
+{
+	uint8_t  tmp[4096];
+	size_t   off, k, len;
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (off = 0; off < n; off += sizeof(tmp)) {
+		len = n - off < sizeof(tmp) ? n - off : sizeof(tmp);
+		for (k = 0; k < len; k++) {
+			if (((off + k) & 7) == 0)
+				x = x * 6364136223846793005ull +
+				    1442695040888963407ull;
+			tmp[k] = (uint8_t) (x >> (8 * ((off + k) & 7)));
+		}
+		if (memcmp(tmp, b + off, len) != 0)
+			for (k = 0; k < len; k++)
+				if (tmp[k] != b[off + k])
+					return off + k;
+	}
+	return n;
+}
+
+/* Fork a server: type, bind endpoint, serve(s, arg).  ep gets the
+ * bound endpoint.  Returns the child's pid. */
+static inline pid_t
+spawn_server_opts(int type, const char *bind_ep, serve_fn serve, void *arg,
+                  char *ep, size_t eplen, int rcvhwm, int64_t maxmsg)
+{
+	int   pfd[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		rmq_ctx    *ctx;
+		rmq_socket *s;
+		char        buf[256];
+		size_t      len = sizeof(buf);
+		int         rc, fails;
+
+		close(pfd[0]);
+		alarm(120); /* never outlive a hung test */
+		if (rmq_ctx_new(&ctx, NULL) != 0 ||
+		    rmq_socket_open(ctx, type, &s) != 0)
+			_exit(100);
+		if (rcvhwm > 0)
+			rmq_setopt(s, RMQ_RCVHWM, &rcvhwm, sizeof(rcvhwm));
+		if (maxmsg != 0)
+			rmq_setopt(s, RMQ_MAXMSGSIZE, &maxmsg, sizeof(maxmsg));
+		rc = rmq_bind(s, bind_ep);
+		if (rc != 0) {
+			fprintf(stderr, "server bind %s: %s\n", bind_ep,
+			        rmq_strerror(rc));
+			_exit(101);
+		}
+		rmq_getopt(s, RMQ_LAST_ENDPOINT, buf, &len);
+		if (write(pfd[1], buf, len) != (ssize_t) len)
+			_exit(102);
+		close(pfd[1]);
+		fails = serve(s, arg);
+		rmq_close(s);
+		rmq_ctx_destroy(ctx);
+		_exit(fails > 99 ? 99 : fails);
+	}
+	close(pfd[1]);
+	memset(ep, 0, eplen);
+	ck_assert_int_gt(read(pfd[0], ep, eplen - 1), 0);
+	close(pfd[0]);
+	return pid;
+}
+
+static inline pid_t
+spawn_server(int type, const char *bind_ep, serve_fn serve, void *arg,
+             char *ep, size_t eplen)
+{
+	return spawn_server_opts(type, bind_ep, serve, arg, ep, eplen, 0, 0);
+}
+
+/* Wait for a child; returns its exit status (or 200 + signal). */
+static inline int
+reap(pid_t pid)
+{
+	int st = 0;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return 255;
+	if (WIFSIGNALED(st))
+		return 200 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}
+
+/* Open a context and a socket of type, connected to ep. */
+static inline void
+open_connected(int type, const char *ep, rmq_ctx **ctx, rmq_socket **s)
+{
+	int rc;
+
+	ck_assert_int_eq(rmq_ctx_new(ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(*ctx, type, s), 0);
+	rc = rmq_connect(*s, ep);
+	ck_assert_msg(rc == 0, "connect %s: %s", ep, rmq_strerror(rc));
+}
+
+static inline void
+close_all(rmq_ctx *ctx, rmq_socket *s)
+{
+	ck_assert_int_eq(rmq_close(s), 0);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+}
+
+static inline double
+test_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* Expected path for a size, given the thresholds the socket reports. */
+static inline int
+expected_path(size_t size, size_t inject_max, size_t eager_max)
+{
+	if (size <= inject_max)
+		return RMQ_PATH_INJECT;
+	if (size <= eager_max)
+		return RMQ_PATH_EAGER;
+	return RMQ_PATH_RNDV_READ;
+}
+
+#endif /* RMQ_TESTUTIL_H */
