@@ -296,6 +296,18 @@ rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 
 /* ---- the public data path ---- */
 
+/*
+ * A peer's death is reported once: by the operation it broke, or else by
+ * the next operation that finds no peer.
+ */
+static int
+reported(struct rmq_socket *s, int rc)
+{
+	if (rc == -RMQ_ECONNRESET)
+		s->lost_peer = false;
+	return rc;
+}
+
 ssize_t
 rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
 {
@@ -304,7 +316,7 @@ rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
 
 	if (s == NULL || (buf == NULL && len > 0))
 		return -RMQ_EINVAL;
-	rc = s->ops->send(s->pstate, s, &o, flags);
+	rc = reported(s, s->ops->send(s->pstate, s, &o, flags));
 	return rc == 0 ? (ssize_t) len : rc;
 }
 
@@ -312,14 +324,16 @@ ssize_t
 rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
 {
 	struct rmq_rxent *e;
+	ssize_t           n;
 	int               rc;
 
 	if (s == NULL || (buf == NULL && cap > 0))
 		return -RMQ_EINVAL;
-	rc = s->ops->recv(s->pstate, s, &e, flags);
+	rc = reported(s, s->ops->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return rc;
-	return rmq_xfer_deliver(s, e, buf, cap, NULL);
+	n = rmq_xfer_deliver(s, e, buf, cap, NULL);
+	return n < 0 ? reported(s, (int) n) : n;
 }
 
 int
@@ -329,7 +343,7 @@ rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
 
 	if (s == NULL || m == NULL)
 		return -RMQ_EINVAL;
-	return s->ops->send(s->pstate, s, &o, flags);
+	return reported(s, s->ops->send(s->pstate, s, &o, flags));
 }
 
 int
@@ -341,11 +355,11 @@ rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
 	if (s == NULL || mp == NULL)
 		return -RMQ_EINVAL;
 	*mp = NULL;
-	rc  = s->ops->recv(s->pstate, s, &e, flags);
+	rc  = reported(s, s->ops->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return (int) rc;
 	rc = rmq_xfer_deliver(s, e, NULL, 0, mp);
-	return rc < 0 ? (int) rc : 0;
+	return rc < 0 ? reported(s, (int) rc) : 0;
 }
 
 int

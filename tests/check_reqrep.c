@@ -1,0 +1,258 @@
+/*
+ * REQ/REP semantics between real processes: several REQs served by one
+ * REP (fair-queued, each gets its own reply), one REQ round-robining over
+ * several REPs, and the state machine errors.
+ */
+#include "testutil.h"
+
+#define NCLIENTS 3
+#define NREQ     50
+
+/* REP: answer "id:n" with "id:n:ok" for NCLIENTS * NREQ requests. */
+static int
+serve_many(rmq_socket *s, void *arg)
+{
+	char    buf[64];
+	ssize_t n;
+	int     i, fails = 0;
+
+	(void) arg;
+	for (i = 0; i < NCLIENTS * NREQ; i++) {
+		n = rmq_recv(s, buf, sizeof(buf) - 4, 0);
+		if (n <= 0) {
+			fails++;
+			break;
+		}
+		memcpy(buf + n, ":ok", 3);
+		if (rmq_send(s, buf, (size_t) n + 3, 0) != n + 3)
+			fails++;
+	}
+	return fails;
+}
+
+static void
+many_clients(const char *prov)
+{
+	char   bep[64], ep[256];
+	pid_t  server, clients[NCLIENTS];
+	int    c;
+
+	server = spawn_server(RMQ_REP, bind_addr(prov, bep, sizeof(bep)),
+	                      serve_many, NULL, ep, sizeof(ep));
+	for (c = 0; c < NCLIENTS; c++) {
+		clients[c] = fork();
+		ck_assert_int_ge(clients[c], 0);
+		if (clients[c] == 0) {
+			rmq_ctx    *ctx;
+			rmq_socket *s;
+			char        req[32], want[40], got[64];
+			ssize_t     n;
+			int         i, fails = 0;
+
+			alarm(120);
+			if (rmq_ctx_new(&ctx, NULL) != 0 ||
+			    rmq_socket_open(ctx, RMQ_REQ, &s) != 0 ||
+			    rmq_connect(s, ep) != 0)
+				_exit(90);
+			for (i = 0; i < NREQ; i++) {
+				snprintf(req, sizeof(req), "%d:%d", c, i);
+				snprintf(want, sizeof(want), "%s:ok", req);
+				if (rmq_send(s, req, strlen(req), 0) < 0) {
+					fails++;
+					break;
+				}
+				n = rmq_recv(s, got, sizeof(got), 0);
+				if (n != (ssize_t) strlen(want) ||
+				    memcmp(got, want, (size_t) n) != 0)
+					fails++;
+			}
+			rmq_close(s);
+			rmq_ctx_destroy(ctx);
+			_exit(fails);
+		}
+	}
+	for (c = 0; c < NCLIENTS; c++)
+		ck_assert_int_eq(reap(clients[c]), 0);
+	ck_assert_int_eq(reap(server), 0);
+}
+
+START_TEST(test_many_req_one_rep_shm)
+{
+	many_clients("shm");
+}
+END_TEST
+
+START_TEST(test_many_req_one_rep_tcp)
+{
+	many_clients("tcp");
+}
+END_TEST
+
+/* REP that answers with its own id, for the round-robin test. */
+static int
+serve_id(rmq_socket *s, void *arg)
+{
+	int     id = *(int *) arg, fails = 0;
+	char    buf[16];
+	ssize_t n;
+
+	for (;;) {
+		n = rmq_recv(s, buf, sizeof(buf), 0);
+		if (n < 0)
+			return 1;
+		if (n == 4 && memcmp(buf, "stop", 4) == 0)
+			return rmq_send(s, "bye", 3, 0) == 3 ? fails : 1;
+		if (rmq_send(s, &id, sizeof(id), 0) != sizeof(id))
+			fails++;
+	}
+}
+
+static void
+round_robin(const char *prov)
+{
+	char        bep[64], ep[3][256], buf[16];
+	pid_t       pids[3];
+	int         ids[3] = {10, 20, 30}, seen[3] = {0, 0, 0};
+	int         i, k, id, prev = -1;
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+
+	for (i = 0; i < 3; i++)
+		pids[i] = spawn_server(RMQ_REP,
+		                       bind_addr(prov, bep, sizeof(bep)),
+		                       serve_id, &ids[i], ep[i], sizeof(ep[i]));
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_REQ, &s), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(rmq_connect(s, ep[i]), 0);
+	for (i = 0; i < 9; i++) {
+		ck_assert_int_eq(rmq_send(s, "q", 1, 0), 1);
+		ck_assert_int_eq(rmq_recv(s, &id, sizeof(id), 0), sizeof(id));
+		ck_assert_int_ne(id, prev); /* never the same REP twice */
+		prev = id;
+		for (k = 0; k < 3; k++)
+			if (ids[k] == id)
+				seen[k]++;
+	}
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(seen[k], 3);
+	/* Each REP gets its own stop. */
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(rmq_send(s, "stop", 4, 0), 4);
+		ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
+	}
+	close_all(ctx, s);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(reap(pids[i]), 0);
+}
+
+START_TEST(test_one_req_round_robin_shm)
+{
+	round_robin("shm");
+}
+END_TEST
+
+START_TEST(test_one_req_round_robin_tcp)
+{
+	round_robin("tcp");
+}
+END_TEST
+
+/* State machine: REP must recv first, REQ must send first. */
+START_TEST(test_rep_send_first_is_efsm)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_REP, &s), 0);
+	ck_assert_int_eq(rmq_send(s, "x", 1, 0), -RMQ_EFSM);
+	close_all(ctx, s);
+}
+END_TEST
+
+START_TEST(test_req_recv_first_is_efsm)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	char        c;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_REQ, &s), 0);
+	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), -RMQ_EFSM);
+	close_all(ctx, s);
+}
+END_TEST
+
+static int
+serve_echo_once(rmq_socket *s, void *arg)
+{
+	char    buf[16];
+	ssize_t n = rmq_recv(s, buf, sizeof(buf), 0);
+
+	(void) arg;
+	return n > 0 && rmq_send(s, buf, (size_t) n, 0) == n ? 0 : 1;
+}
+
+START_TEST(test_req_send_twice_is_efsm)
+{
+	char        bep[64], ep[256], buf[8];
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	pid_t       pid;
+
+	pid = spawn_server(RMQ_REP, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_echo_once, NULL, ep, sizeof(ep));
+	open_connected(RMQ_REQ, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_send(s, "a", 1, 0), 1);
+	ck_assert_int_eq(rmq_send(s, "b", 1, 0), -RMQ_EFSM);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 1);
+	ck_assert_int_eq(buf[0], 'a');
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+START_TEST(test_unimplemented_types_say_so)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s = NULL;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PUB, &s), -RMQ_ENOTSUP);
+	ck_assert_ptr_null(s);
+	ck_assert_int_eq(rmq_socket_open(ctx, 12345, &s), -RMQ_ENOTSUP);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+static Suite *
+reqrep_suite(void)
+{
+	Suite *s  = suite_create("reqrep");
+	TCase *tc = tcase_create("multiprocess");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_many_req_one_rep_shm);
+	tcase_add_test(tc, test_many_req_one_rep_tcp);
+	tcase_add_test(tc, test_one_req_round_robin_shm);
+	tcase_add_test(tc, test_one_req_round_robin_tcp);
+	tcase_add_test(tc, test_rep_send_first_is_efsm);
+	tcase_add_test(tc, test_req_recv_first_is_efsm);
+	tcase_add_test(tc, test_req_send_twice_is_efsm);
+	tcase_add_test(tc, test_unimplemented_types_say_so);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(reqrep_suite());
+	int      failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
