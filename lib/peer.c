@@ -112,7 +112,8 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 		s->nlive--;
 	p->state = RMQ_PEER_DEAD;
 	s->stats.peers_lost++;
-	s->lost_peer = true;
+	if (err != 0 && s->ops->report_lost)
+		s->lost_peer = true; /* a goodbye is not an error */
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;

@@ -400,6 +400,7 @@ struct rmq_pattern_ops {
 	uint16_t    wire_id;   /* see pattern.h */
 	uint16_t    peer_wire_id;
 	int         max_peers; /* 0: any number */
+	bool        report_lost; /* a dead peer fails the next operation */
 	size_t      state_size; /* the core allocates and zeroes it */
 	/* Send: 0 or -error; on success a msg in o is owned by the engine. */
 	int (*send)(void *st, struct rmq_socket *s, const struct rmq_out *o,

@@ -30,6 +30,7 @@ const struct rmq_pattern_ops rmq_pattern_pair = {
 	.wire_id      = RMQ_WIRE_PAIR,
 	.peer_wire_id = RMQ_WIRE_PAIR,
 	.max_peers    = 1,
+	.report_lost  = true,
 	.state_size   = 0,
 	.send         = pair_send,
 	.recv         = pair_recv,

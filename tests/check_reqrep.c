@@ -50,10 +50,17 @@ many_clients(const char *prov)
 			int         i, fails = 0;
 
 			alarm(120);
+			int         rc;
+
 			if (rmq_ctx_new(&ctx, NULL) != 0 ||
-			    rmq_socket_open(ctx, RMQ_REQ, &s) != 0 ||
-			    rmq_connect(s, ep) != 0)
+			    rmq_socket_open(ctx, RMQ_REQ, &s) != 0)
 				_exit(90);
+			rc = rmq_connect(s, ep);
+			if (rc != 0) {
+				fprintf(stderr, "client %d: connect: %s\n", c,
+				        rmq_strerror(rc));
+				_exit(91);
+			}
 			for (i = 0; i < NREQ; i++) {
 				snprintf(req, sizeof(req), "%d:%d", c, i);
 				snprintf(want, sizeof(want), "%s:ok", req);
@@ -71,9 +78,17 @@ many_clients(const char *prov)
 			_exit(fails);
 		}
 	}
-	for (c = 0; c < NCLIENTS; c++)
-		ck_assert_int_eq(reap(clients[c]), 0);
-	ck_assert_int_eq(reap(server), 0);
+	{
+		int st[NCLIENTS], sst;
+
+		for (c = 0; c < NCLIENTS; c++)
+			st[c] = reap(clients[c]);
+		sst = reap(server);
+		for (c = 0; c < NCLIENTS; c++)
+			ck_assert_msg(st[c] == 0, "client %d: status %d "
+			              "(server %d)", c, st[c], sst);
+		ck_assert_int_eq(sst, 0);
+	}
 }
 
 START_TEST(test_many_req_one_rep_shm)

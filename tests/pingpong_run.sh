@@ -1,0 +1,53 @@
+#!/bin/sh
+# Run rmq_pingpong the ways a user does and check its CSV: under mpirun -np 2
+# (mode mpi), as --server/--connect (mode standalone) and --local.
+# usage: pingpong_run.sh MODE PINGPONG PROVIDER
+set -eu
+mode=$1 pp=$2 prov=$3
+sizes=0,1,64,4096,65536,1048576
+out=$(mktemp)
+trap 'rm -f "$out"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null || true' EXIT
+
+case $mode in
+mpi)
+	mpirun=$(command -v mpirun || true)
+	if [ -z "$mpirun" ]; then
+		echo "SKIP: mpirun not installed (apt-get install openmpi-bin)"
+		exit 77
+	fi
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	timeout 120 "$mpirun" --oversubscribe -np 2 "$pp" -p "$prov" \
+		-S "$sizes" -I 200 --csv --check >"$out"
+	;;
+standalone)
+	port=$(( 30000 + $$ % 20000 ))
+	timeout 120 "$pp" --server -p "$prov" -B 127.0.0.1 -P "$port" &
+	spid=$!
+	timeout 120 "$pp" --connect "127.0.0.1:$port" -p "$prov" \
+		-S "$sizes" -I 200 --csv --check >"$out"
+	wait "$spid"
+	spid=
+	;;
+local)
+	timeout 120 "$pp" --local -p "$prov" -S "$sizes" -I 200 --csv \
+		--check >"$out"
+	;;
+*)
+	echo "unknown mode $mode" >&2
+	exit 2
+	;;
+esac
+
+cat "$out"
+# A header, then one row per size, in order, with numbers and a path.
+awk -F, -v sizes="$sizes" '
+NR == 1 { if ($0 != "size,lat_p50_us,lat_p99_us,mbps,path") exit 1; next }
+{
+	n = split(sizes, want, ",")
+	row++
+	if ($1 != want[row]) { print "row " row ": size " $1 " != " want[row]; exit 1 }
+	if ($2 !~ /^[0-9.]+$/ || $2 <= 0 || $3 < $2) { print "bad latency: " $0; exit 1 }
+	if ($5 !~ /^(inject|eager|rndv_read)$/) { print "bad path: " $0; exit 1 }
+}
+END { if (row != split(sizes, w, ",")) { print "rows: " row; exit 1 } }' "$out"
+echo "rmq_pingpong $mode $prov: ok"
