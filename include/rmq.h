@@ -92,6 +92,8 @@ enum rmq_opt {
 	RMQ_INJECT_MAX    = 11, /* size_t: largest payload sent by inject */
 	RMQ_EAGER_MAX     = 12, /* size_t: largest payload sent eager */
 	RMQ_NPEERS        = 13, /* getopt only: connected peers */
+	RMQ_RNDV_PATH     = 14, /* int: RMQ_PATH_RNDV_READ or _SEND above
+	                         * eager_max (default: the provider row's) */
 };
 
 /* The ways a message can travel (see rmq(7)). */
@@ -99,7 +101,12 @@ enum rmq_path {
 	RMQ_PATH_INJECT    = 0, /* fi_inject: header + payload, no completion */
 	RMQ_PATH_EAGER     = 1, /* fi_send into the peer's multi-recv slabs */
 	RMQ_PATH_RNDV_READ = 2, /* receiver pulls the payload with fi_read */
-	RMQ_PATH_COUNT     = 3,
+	RMQ_PATH_RNDV_SEND = 3, /* receiver posts a tagged receive into the
+	                         * destination and says CTS; the sender sends
+	                         * the payload two-sided (the provider's own
+	                         * bulk protocol: CMA/SAR on shm, rxm's
+	                         * rendezvous on tcp) */
+	RMQ_PATH_COUNT     = 4,
 	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats */
 };
 

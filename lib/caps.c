@@ -15,7 +15,8 @@ rmq_caps_hints(const struct rmq_prov *row)
 
 	if (h == NULL)
 		return NULL;
-	h->caps = FI_MSG | FI_RMA | FI_READ | FI_REMOTE_READ | FI_MULTI_RECV;
+	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_REMOTE_READ |
+	          FI_MULTI_RECV;
 	/* Every context we pass starts with a struct fi_context2. */
 	h->mode                  = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type         = FI_EP_RDM;
@@ -68,6 +69,13 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->rma_read      = (info->caps & rd) == rd;
 	c->rma_native    = c->rma_read && !(row->flags & RMQ_PROV_RMA_EMULATED);
 	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0;
+	c->tagged        = (info->caps & FI_TAGGED) != 0;
+	/* The row's measured choice, if this provider can do it. */
+	c->rndv_path = row->rndv_path;
+	if (c->rndv_path == RMQ_PATH_RNDV_SEND && !c->tagged)
+		c->rndv_path = RMQ_PATH_RNDV_READ;
+	if (c->rndv_path == RMQ_PATH_RNDV_READ && !c->rma_read && c->tagged)
+		c->rndv_path = RMQ_PATH_RNDV_SEND;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD);
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
 	if (info->domain_attr->mr_mode == FI_MR_BASIC)
@@ -79,24 +87,38 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->mr_allocated = (mr & FI_MR_ALLOCATED) != 0;
 	c->need_context = (info->mode & (FI_CONTEXT | FI_CONTEXT2)) != 0;
 
-	/* inject: the header and the payload together within inject_size. */
-	c->inject = c->inject_size >= RMQ_HDR_SIZE;
-	if (c->inject)
-		c->inject_max = min_nz(c->inject_size - RMQ_HDR_SIZE,
-		                       row->inject_max);
-	else
-		c->inject_max = 0;
+	/*
+	 * inject: the header and the payload together within inject_size
+	 * (and within max_msg_size); the row may cap it lower.  Explicit
+	 * comparisons: a payload limit of 0 is a real limit here.
+	 */
+	c->inject = c->inject_size >= RMQ_HDR_SIZE &&
+	            (c->max_msg_size == 0 || c->max_msg_size >= RMQ_HDR_SIZE);
+	c->inject_max = c->inject ? c->inject_size - RMQ_HDR_SIZE : 0;
+	if (c->max_msg_size != 0 && c->inject &&
+	    c->inject_max > c->max_msg_size - RMQ_HDR_SIZE)
+		c->inject_max = c->max_msg_size - RMQ_HDR_SIZE;
+	if (row->inject_max != 0 && row->inject_max < c->inject_max)
+		c->inject_max = row->inject_max;
 	if (cfg != NULL && cfg->inject_max != 0 && cfg->inject_max < c->inject_max)
 		c->inject_max = cfg->inject_max;
 
+	/* eager: an eager message (or an RTS) within max_msg_size. */
 	c->eager_max = row->eager_max;
 	if (cfg != NULL && cfg->eager_max != 0)
 		c->eager_max = cfg->eager_max;
 	if (c->eager_max < c->inject_max)
 		c->eager_max = c->inject_max;
-	if (c->max_msg_size != 0 &&
-	    c->eager_max + RMQ_RTS_SIZE > c->max_msg_size)
-		c->eager_max = c->max_msg_size - RMQ_RTS_SIZE;
+	if (c->max_msg_size != 0) {
+		size_t room = c->max_msg_size > RMQ_RTS_SIZE
+		                  ? c->max_msg_size - RMQ_RTS_SIZE
+		                  : 0;
+
+		if (c->eager_max > room)
+			c->eager_max = room;
+	}
+	if (c->eager_max < c->inject_max)
+		c->inject_max = c->eager_max;
 
 	c->rma_chunk = min_nz(row->rma_chunk, c->max_msg_size);
 	if (c->rma_chunk == 0)

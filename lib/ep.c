@@ -236,6 +236,12 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		s->paths.eager_max = s->eager_max_opt;
 	if (s->paths.eager_max < s->paths.inject_max)
 		s->paths.eager_max = s->paths.inject_max;
+	if (s->rndv_path_opt != 0) {
+		s->paths.rndv_path = s->rndv_path_opt;
+		s->paths.rndv = s->rndv_path_opt == RMQ_PATH_RNDV_SEND
+		                    ? s->dom->caps.tagged
+		                    : s->dom->caps.rma_read;
+	}
 	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
 	if (s->min_multi < RMQ_RTS_SIZE)
 		s->min_multi = RMQ_RTS_SIZE;

@@ -86,6 +86,9 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 	case RMQ_OP_READ:
 		on_read((struct rmq_read_op *) op, err);
 		break;
+	case RMQ_OP_TSEND:
+		rmq_rndv_tsend_done(s, (struct rmq_rndv_tx *) op, err);
+		break;
 	default:
 		break;
 	}
@@ -128,6 +131,8 @@ rmq_progress_cq(struct rmq_socket *s)
 	}
 	if (s->nposted < s->ctx->cfg.slabs && s->ep != NULL)
 		(void) rmq_slabs_replenish(s);
+	if (s->cts_pending > 0)
+		rmq_xfer_post_tsends(s);
 	return total;
 }
 

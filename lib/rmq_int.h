@@ -27,6 +27,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 
 #include "config.h"
 #include "prov.h"
@@ -62,6 +63,7 @@ struct rmq_caps {
 	size_t   mr_key_size;
 	int      data_progress;
 	bool     inject;       /* inject_size holds at least our header */
+	bool     tagged;       /* FI_TAGGED: rndv_send possible */
 	bool     rma_read;     /* FI_RMA|FI_READ|FI_REMOTE_READ granted */
 	bool     rma_native;   /* hardware RMA (row: not emulated) */
 	bool     multi_recv;
@@ -75,6 +77,7 @@ struct rmq_caps {
 	size_t   inject_max;   /* payload bytes that go inject */
 	size_t   eager_max;    /* payload bytes that go eager */
 	size_t   rma_chunk;    /* largest fi_read posted */
+	int      rndv_path;    /* RMQ_PATH_RNDV_READ / _SEND (row, caps) */
 };
 
 int rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
@@ -88,7 +91,8 @@ struct rmq_path_table {
 	bool   inject;     /* inject possible at all */
 	size_t inject_max; /* payload <= inject_max: inject */
 	size_t eager_max;  /* payload <= eager_max: eager */
-	bool   rndv;       /* larger: rndv_read, if the provider can */
+	bool   rndv;       /* larger: rendezvous, if the provider can */
+	int    rndv_path;  /* which: RMQ_PATH_RNDV_READ or _SEND */
 };
 
 void rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c);
@@ -123,6 +127,7 @@ enum rmq_op_kind {
 	RMQ_OP_SLAB = 1, /* a posted multi-recv slab */
 	RMQ_OP_TX,       /* an eager send from a tx slot */
 	RMQ_OP_READ,     /* one chunk of a rendezvous read */
+	RMQ_OP_TSEND,    /* rndv_send: the payload, sender side */
 };
 
 struct rmq_op {
@@ -151,9 +156,17 @@ struct rmq_tx {
 	struct rmq_peer *peer;
 };
 
-/* A rendezvous send waiting for FIN. */
+/* A rendezvous send waiting for FIN (rndv_read) or its tsend (rndv_send). */
 struct rmq_rndv_tx {
+	struct rmq_op       op;    /* rndv_send: the fi_tsend's context */
 	struct rmq_rndv_tx *next;
+	const void         *src;
+	size_t              len;
+	void               *desc;
+	bool                by_send; /* rndv_send */
+	bool                cts;     /* CTS came: post the tsend */
+	bool                posted;  /* tsend posted */
+	bool                tsend_out; /* posted, completion not yet in */
 	struct rmq_peer    *peer;
 	uint32_t            cookie;
 	struct fid_mr      *mr;
@@ -252,6 +265,7 @@ struct rmq_socket {
 	int      sndhwm, rcvhwm, spin_us;
 	int64_t  maxmsg;
 	size_t   inject_max_opt, eager_max_opt; /* 0: from caps */
+	int      rndv_path_opt;  /* 0: from caps */
 
 	/* fabric objects, created at the first bind/connect */
 	const struct rmq_prov *prov;
@@ -296,6 +310,7 @@ struct rmq_socket {
 	int64_t            next_ctrl_poll;
 
 	bool               in_recv;    /* a recv is waiting: no bg pulls */
+	int                cts_pending; /* rndv_send: tsends to post */
 	bool               closing;
 	struct rmq_stats   stats;
 	char               last_endpoint[256];
@@ -392,6 +407,11 @@ void rmq_xfer_pull_pending(struct rmq_socket *s);
 void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
 void rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r,
                        int status);
+/* rndv_send: the provider finished (or failed) our tsend. */
+void rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r,
+                         int err);
+/* rndv_send: post the tsends whose CTS has come. */
+void rmq_xfer_post_tsends(struct rmq_socket *s);
 
 /* ---- patterns (patterns/) ---- */
 struct rmq_pattern_ops {

@@ -3,7 +3,14 @@
  *
  *   0 .. inject_max      inject     (header + payload <= inject_size)
  *   .. eager_max         eager      (copy into a tx slot, multi-recv slab)
- *   above                rndv_read  (the receiver pulls with fi_read)
+ *   above                rndv_read  (the receiver pulls with fi_read) or
+ *                        rndv_send  (the receiver posts a tagged receive
+ *                                    into the destination, says CTS, the
+ *                                    sender sends two-sided)
+ *
+ * Which rendezvous is a provider-row choice, measured (perf/compare.sh): on
+ * shm and tcp, whose RMA is emulated, the provider's own two-sided bulk
+ * protocol beat fi_read at 1 MiB; on verbs and efa the read is native.
  *
  * The table comes from the provider row and fi_info (caps.c), the YAML
  * file, and the RMQ_INJECT_MAX / RMQ_EAGER_MAX socket options.
@@ -16,7 +23,9 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c)
 	t->inject     = c->inject;
 	t->inject_max = c->inject_max;
 	t->eager_max  = c->eager_max;
-	t->rndv       = c->rma_read;
+	t->rndv_path  = c->rndv_path;
+	t->rndv       = c->rndv_path == RMQ_PATH_RNDV_SEND ? c->tagged
+	                                                   : c->rma_read;
 }
 
 int
@@ -27,6 +36,6 @@ rmq_path_select(const struct rmq_path_table *t, size_t len)
 	if (len <= t->eager_max)
 		return RMQ_PATH_EAGER;
 	if (t->rndv)
-		return RMQ_PATH_RNDV_READ;
+		return t->rndv_path;
 	return -RMQ_EMSGSIZE;
 }

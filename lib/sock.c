@@ -127,6 +127,10 @@ rmq_close(rmq_socket *s)
 	if (s->ep != NULL)
 		fi_close(&s->ep->fid);
 	s->ep = NULL;
+	while ((r = s->rndv) != NULL) { /* tsends the provider held */
+		s->rndv = r->next;
+		free(r);
+	}
 	for (i = 0; i < s->peers_cap; i++)
 		if (s->peers[i] != NULL) {
 			s->peers[i]->pending = 0;
@@ -423,6 +427,28 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
 	return 0;
 }
 
+static int
+opt_rndv(struct rmq_socket *s, const void *val, size_t len)
+{
+	int v, rc = opt_int(val, len, 0, &v);
+
+	if (rc != 0)
+		return rc;
+	if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND)
+		return -RMQ_EINVAL;
+	if (s->ep != NULL) {
+		if ((v == RMQ_PATH_RNDV_READ && !s->dom->caps.rma_read) ||
+		    (v == RMQ_PATH_RNDV_SEND && !s->dom->caps.tagged)) {
+			rmq_log(RMQ_LOG_ERROR, "%s cannot do %s",
+			        s->prov->name, rmq_path_name(v));
+			return -RMQ_ENOTSUP;
+		}
+		s->paths.rndv_path = v;
+	}
+	s->rndv_path_opt = v;
+	return 0;
+}
+
 int
 rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
 {
@@ -460,6 +486,8 @@ rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
 		return opt_size(s, val, len, &s->inject_max_opt, false);
 	case RMQ_EAGER_MAX:
 		return opt_size(s, val, len, &s->eager_max_opt, true);
+	case RMQ_RNDV_PATH:
+		return opt_rndv(s, val, len);
 	default:
 		return -RMQ_EINVAL;
 	}
@@ -538,6 +566,10 @@ rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
 		if (s->ep == NULL)
 			return -RMQ_ENOTCONN;
 		return get_size(s->paths.eager_max, val, len);
+	case RMQ_RNDV_PATH:
+		if (s->ep == NULL)
+			return -RMQ_ENOTCONN;
+		return get_int(s->paths.rndv_path, val, len);
 	default:
 		return -RMQ_EINVAL;
 	}

@@ -106,6 +106,8 @@ rmq_path_name(int path)
 		return "eager";
 	case RMQ_PATH_RNDV_READ:
 		return "rndv_read";
+	case RMQ_PATH_RNDV_SEND:
+		return "rndv_send";
 	default:
 		return "?";
 	}

@@ -90,6 +90,7 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 		break;
 	case RMQ_MT_FIN:
 	case RMQ_MT_CREDIT:
+	case RMQ_MT_CTS:
 		if (len != RMQ_HDR_SIZE)
 			return -RMQ_EPROTO;
 		break;
@@ -106,16 +107,18 @@ rmq_rts_encode(uint8_t *b, const struct rmq_rts *r)
 	put64(b + 8, r->raddr);
 	put64(b + 16, r->rkey);
 	put32(b + 24, r->cookie);
-	put32(b + 28, 0);
+	put32(b + 28, r->flags);
 }
 
-void
+int
 rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 {
 	r->len    = get64(b);
 	r->raddr  = get64(b + 8);
 	r->rkey   = get64(b + 16);
 	r->cookie = get32(b + 24);
+	r->flags  = get32(b + 28);
+	return (r->flags & ~RMQ_RTS_F_SEND) != 0 ? -RMQ_EPROTO : 0;
 }
 
 static size_t

@@ -17,7 +17,9 @@
  *   len      DATA: payload bytes that follow; FIN: status (0 or errno)
  *
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
- *   u32 reserved (0).
+ *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
+ *   payload comes as one fi_tsend with tag = conn << 32 | cookie).
+ *   CTS carries the cookie in msgid.
  *
  * Control channel frames (TCP or Unix stream, handshake and goodbye):
  *
@@ -36,6 +38,7 @@ enum rmq_msg_type {
 	RMQ_MT_RTS    = 2, /* rendezvous: come and read */
 	RMQ_MT_FIN    = 3, /* rendezvous done (status in len) */
 	RMQ_MT_CREDIT = 4, /* credits only */
+	RMQ_MT_CTS    = 5, /* rendezvous by send: receive posted, go */
 };
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
@@ -53,11 +56,14 @@ struct rmq_hdr {
 	uint32_t len;
 };
 
+#define RMQ_RTS_F_SEND 0x1u
+
 struct rmq_rts {
 	uint64_t len;
 	uint64_t raddr;
 	uint64_t rkey;
 	uint32_t cookie;
+	uint32_t flags;  /* RMQ_RTS_F_* */
 };
 
 /* Control channel. */
@@ -94,7 +100,8 @@ void rmq_hdr_encode(uint8_t *b, const struct rmq_hdr *h);
 /* Returns 0, or -RMQ_EPROTO / -RMQ_EVERSION for a header we cannot use. */
 int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
 void rmq_rts_encode(uint8_t *b, const struct rmq_rts *r);
-void rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
+/* Returns 0 or -RMQ_EPROTO for unknown flags. */
+int  rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
 
 /* Frame = 8-byte header + body; returns total bytes written. */
 size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);

@@ -141,7 +141,7 @@ rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
 	rc = send_small(s, p, &w, b, sizeof(b));
 	if (rc != 0)
 		p->owed += h.credits;
-	else if (type == RMQ_MT_FIN)
+	else if (type == RMQ_MT_FIN || type == RMQ_MT_CTS)
 		p->sent++; /* counted in BYE: close waits for it */
 	p->pending--; /* the caller still holds p: no reap here */
 	return rc;
@@ -164,8 +164,16 @@ rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
 	if (r->msg != NULL)
 		rmq_msg_free(r->msg);
 	r->msg = NULL;
+	if (r->cts && !r->posted)
+		s->cts_pending--;
+	r->cts = false;
 	r->peer->pending--;
 	s->inflight--;
+	if (r->tsend_out) {
+		/* The provider still has our buffer: wait for it to let go. */
+		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		return;
+	}
 	if (r->waited)
 		return; /* the blocked sender unlinks it */
 	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
@@ -177,6 +185,66 @@ rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
 	free(r);
 }
 
+static void
+rndv_unlink(struct rmq_socket *s, struct rmq_rndv_tx *r)
+{
+	struct rmq_rndv_tx **pp;
+
+	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+void
+rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r, int err)
+{
+	struct rmq_peer *p = r->peer;
+
+	r->tsend_out = false;
+	if (!r->done) {
+		rmq_rndv_complete(s, r, err);
+		return;
+	}
+	/* Failed earlier (peer death, timeout): now it may go. */
+	if (!r->waited) {
+		rndv_unlink(s, r);
+		free(r);
+		rmq_peer_reap(s, p);
+	}
+}
+
+void
+rmq_xfer_post_tsends(struct rmq_socket *s)
+{
+	struct rmq_rndv_tx *r, *next;
+	ssize_t             rc;
+	uint64_t            tag;
+
+	for (r = s->rndv; r != NULL && s->cts_pending > 0; r = next) {
+		next = r->next;
+		if (!r->cts || r->posted || r->done)
+			continue;
+		tag = ((uint64_t) r->peer->rid << 32) | r->cookie;
+		rc  = fi_tsend(s->ep, r->src, r->len, r->desc, r->peer->fiaddr,
+		               tag, &r->op.fctx);
+		if (rc == -FI_EAGAIN) {
+			s->stats.eagain++;
+			continue;
+		}
+		s->cts_pending--;
+		r->posted = true;
+		if (rc == 0) {
+			r->tsend_out = true;
+		} else {
+			rmq_log(RMQ_LOG_ERROR, "fi_tsend to %s: %s",
+			        r->peer->name, fi_strerror((int) -rc));
+			rmq_rndv_complete(s, r, (int) rc);
+		}
+	}
+}
+
 static int
 send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
           const struct rmq_out *o, uint32_t msgid, int flags)
@@ -184,7 +252,7 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	uint8_t              b[RMQ_RTS_SIZE];
 	struct rmq_hdr       h;
 	struct rmq_rts       rts;
-	struct rmq_rndv_tx  *r, **pp;
+	struct rmq_rndv_tx  *r;
 	const uint8_t       *src;
 	uint64_t             key;
 	int                  rc;
@@ -192,8 +260,10 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r = calloc(1, sizeof(*r));
 	if (r == NULL)
 		return -RMQ_ENOMEM;
-	r->peer   = p;
-	r->cookie = ++s->next_cookie;
+	r->op.kind = RMQ_OP_TSEND;
+	r->peer    = p;
+	r->cookie  = ++s->next_cookie;
+	r->by_send = s->paths.rndv_path == RMQ_PATH_RNDV_SEND;
 	if (o->msg != NULL) {
 		src = rmq_msg_data(o->msg);
 	} else if (flags & RMQ_DONTWAIT) {
@@ -209,13 +279,27 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		src      = o->buf;
 		r->waited = true;
 	}
-	rc = rmq_mr_reg(s, (void *) src, o->len, FI_REMOTE_READ, &r->mr, NULL,
-	                &key);
+	r->src = src;
+	r->len = o->len;
+	memset(&rts, 0, sizeof(rts));
+	if (r->by_send) {
+		/* Two-sided: only FI_MR_LOCAL providers need a descriptor. */
+		rc = s->dom->caps.mr_local
+		         ? rmq_mr_reg(s, (void *) src, o->len, FI_SEND, &r->mr,
+		                      &r->desc, NULL)
+		         : 0;
+		rts.flags = RMQ_RTS_F_SEND;
+	} else {
+		rc = rmq_mr_reg(s, (void *) src, o->len, FI_REMOTE_READ,
+		                &r->mr, NULL, &key);
+		rts.raddr = s->dom->caps.mr_virt_addr
+		                ? (uint64_t) (uintptr_t) src
+		                : 0;
+		rts.rkey  = key;
+	}
 	if (rc != 0)
 		goto fail;
 	rts.len    = o->len;
-	rts.raddr  = s->dom->caps.mr_virt_addr ? (uint64_t) (uintptr_t) src : 0;
-	rts.rkey   = key;
 	rts.cookie = r->cookie;
 	hdr_fill(&h, p, RMQ_MT_RTS, msgid, 0);
 	rmq_hdr_encode(b, &h);
@@ -223,7 +307,8 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	rc = send_small(s, p, w, b, sizeof(b));
 	if (rc != 0) {
 		p->owed += h.credits;
-		fi_close(&r->mr->fid);
+		if (r->mr != NULL)
+			fi_close(&r->mr->fid);
 		goto fail;
 	}
 	r->next = s->rndv;
@@ -235,25 +320,21 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	if (!r->waited)
 		return 0;
 
-	/* Blocking send: the caller's buffer is in use until FIN. */
+	/* Blocking send: the caller's buffer is in use until FIN / tsend. */
 	for (;;) {
-		if (r->done)
+		if (r->done && !r->tsend_out)
 			break;
 		if (rmq_progress(s) > 0)
 			continue;
 		/* A peer waiting for our FIN may itself wait for its RTS. */
 		rmq_xfer_pull_pending(s);
-		if (!r->done && rmq_wait_idle(s, w) != 0) {
-			rmq_rndv_complete(s, r, -RMQ_EAGAIN);
-			break;
-		}
+		if (!r->done && rmq_wait_idle(s, w) != 0)
+			rmq_rndv_complete(s, r, -RMQ_EAGAIN); /* revoke */
+		else if (r->done)
+			(void) rmq_wait_idle(s, w); /* provider letting go */
 	}
 	rc = r->status;
-	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
+	rndv_unlink(s, r);
 	rmq_peer_reap(s, p);
 	free(r);
 	return rc;
@@ -338,7 +419,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	s->stats.sent_msgs[path]++;
 	s->stats.sent_bytes[path] += len;
 	/* inject and eager copied the message out; rndv keeps it till FIN */
-	if (o->msg != NULL && path != RMQ_PATH_RNDV_READ)
+	if (o->msg != NULL && path != RMQ_PATH_RNDV_READ &&
+	    path != RMQ_PATH_RNDV_SEND)
 		rmq_msg_free(o->msg);
 	return 0;
 }
@@ -449,9 +531,18 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 			e->slab = sl;
 			sl->refs++;
 		} else {
-			e->path = RMQ_PATH_RNDV_READ;
-			rmq_rts_decode(&e->rts, buf + RMQ_HDR_SIZE);
-			e->len = e->rts.len;
+			if (rmq_rts_decode(&e->rts, buf + RMQ_HDR_SIZE) != 0) {
+				s->stats.proto_errors++;
+				rmq_log(RMQ_LOG_WARN, "bad RTS from %s dropped",
+				        p->name);
+				free(e);
+				consumed(s, p);
+				return;
+			}
+			e->path = (e->rts.flags & RMQ_RTS_F_SEND)
+			              ? RMQ_PATH_RNDV_SEND
+			              : RMQ_PATH_RNDV_READ;
+			e->len  = e->rts.len;
 		}
 		if (s->maxmsg >= 0 && e->len > (uint64_t) s->maxmsg) {
 			rmq_log(RMQ_LOG_WARN,
@@ -484,21 +575,59 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 		                  : h.len < 4096 ? -(int) h.len
 		                                 : -RMQ_EPROTO);
 		break;
+	case RMQ_MT_CTS:
+		p->recvd++;
+		for (r = s->rndv; r != NULL; r = r->next)
+			if (r->cookie == h.msgid && r->peer == p && r->by_send &&
+			    !r->done && !r->cts)
+				break;
+		if (r == NULL) {
+			rmq_log(RMQ_LOG_DEBUG, "CTS for unknown cookie %u",
+			        h.msgid);
+			return;
+		}
+		r->cts = true;
+		s->cts_pending++; /* posted after this CQ pass */
+		break;
 	default: /* CREDIT: the credits were all it carried */
 		break;
 	}
 }
 
-static bool
-read_done(struct rmq_socket *s, void *arg)
+/*
+ * Wait until every posted op of rd completed; they target the caller's
+ * buffer, so we may not return earlier.  A dead peer's ops are cancelled
+ * after a grace period.
+ */
+static void
+ops_wait(struct rmq_socket *s, struct rmq_peer *p, struct rmq_read *rd,
+         struct rmq_read_op *ops, size_t nops)
 {
-	RMQ_UNUSED(s);
-	return ((struct rmq_read *) arg)->pending == 0;
+	struct rmq_waiter w;
+	int64_t           dead_since = 0;
+	size_t            i;
+
+	rmq_waiter_init(&w, -1);
+	while (rd->pending > 0) {
+		if (rmq_progress(s) > 0)
+			continue;
+		if (p->state == RMQ_PEER_DEAD) {
+			if (dead_since == 0) {
+				dead_since = rmq_now_ns();
+			} else if (rmq_now_ns() - dead_since > 2000000000ll) {
+				for (i = 0; i < nops; i++)
+					fi_cancel(&s->ep->fid,
+					          &ops[i].op.fctx);
+				dead_since = rmq_now_ns();
+			}
+		}
+		(void) rmq_wait_idle(s, &w);
+	}
 }
 
 /*
- * Read n bytes of a rendezvous message into dst.  Chunks are posted as the
- * provider accepts them and the calling thread progresses meanwhile.
+ * rndv_read: read n bytes of a rendezvous message into dst, in chunks of
+ * at most rma_chunk, progressing meanwhile.
  */
 static int
 rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
@@ -510,7 +639,6 @@ rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	void               *desc  = NULL;
 	size_t              chunk = s->dom->caps.rma_chunk, off, i;
 	ssize_t             rc = 0;
-	int64_t             dead_since = 0;
 
 	if (n == 0)
 		return 0;
@@ -550,23 +678,7 @@ rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 		        fi_strerror((int) -rc));
 		rd.status = rc == -FI_EAGAIN ? -RMQ_ECONNRESET : (int) rc;
 	}
-	/* Posted reads target dst: wait for every one of them. */
-	rmq_waiter_init(&w, -1);
-	while (!read_done(s, &rd)) {
-		if (rmq_progress(s) > 0)
-			continue;
-		if (p->state == RMQ_PEER_DEAD) {
-			if (dead_since == 0) {
-				dead_since = rmq_now_ns();
-			} else if (rmq_now_ns() - dead_since > 2000000000ll) {
-				for (i = 0; i < rd.nchunks; i++)
-					fi_cancel(&s->ep->fid,
-					          &ops[i].op.fctx);
-				dead_since = rmq_now_ns();
-			}
-		}
-		(void) rmq_wait_idle(s, &w);
-	}
+	ops_wait(s, p, &rd, ops, rd.nchunks);
 	rc = rd.status;
 	if (rc == 0 && p->state == RMQ_PEER_DEAD)
 		rc = -RMQ_ECONNRESET;
@@ -575,6 +687,106 @@ out:
 		fi_close(&rd.mr->fid);
 	free(ops);
 	return (int) rc;
+}
+
+/*
+ * rndv_send, receiver side: post a tagged receive for exactly len bytes
+ * into dst, tell the sender CTS, wait for the payload.  *cts_sent says
+ * whether the sender was told (else it still waits for a FIN).
+ */
+static int
+rndv_trecv(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
+           void *dst, bool *cts_sent)
+{
+	struct rmq_read    rd = {0};
+	struct rmq_read_op op = {0};
+	struct rmq_waiter  w;
+	void              *desc = NULL;
+	uint64_t           tag  = ((uint64_t) p->id << 32) | rts->cookie;
+	ssize_t            rc   = 0;
+
+	*cts_sent = false;
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, dst, rts->len, FI_RECV, &rd.mr, &desc, NULL);
+		if (rc != 0)
+			return (int) rc;
+	}
+	op.op.kind = RMQ_OP_READ; /* completes like a read chunk */
+	op.rd      = &rd;
+	rmq_waiter_init(&w, -1);
+	for (;;) {
+		rc = fi_trecv(s->ep, dst, rts->len, desc, FI_ADDR_UNSPEC, tag, 0,
+		              &op.op.fctx);
+		if (rc != -FI_EAGAIN || p->state == RMQ_PEER_DEAD)
+			break;
+		s->stats.eagain++;
+		if (rmq_progress(s) == 0)
+			(void) rmq_wait_idle(s, &w);
+	}
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "fi_trecv for %s: %s", p->name,
+		        fi_strerror((int) -rc));
+		goto out;
+	}
+	rd.pending = 1;
+	rc = rmq_xfer_ctl(s, p, RMQ_MT_CTS, rts->cookie, 0);
+	if (rc == 0)
+		*cts_sent = true;
+	else
+		fi_cancel(&s->ep->fid, &op.op.fctx);
+	ops_wait(s, p, &rd, &op, 1);
+	if (rc == 0)
+		rc = rd.status;
+	if (rc == 0 && p->state == RMQ_PEER_DEAD && rd.status != 0)
+		rc = -RMQ_ECONNRESET;
+out:
+	if (rd.mr != NULL)
+		fi_close(&rd.mr->fid);
+	return (int) rc;
+}
+
+/*
+ * Fetch a rendezvous payload (n <= len bytes of it) into dst by the
+ * sender's chosen path, and tell the sender how it went where it waits.
+ */
+static int
+rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
+           void *dst, size_t n)
+{
+	bool  need_fin = true, cts_sent;
+	void *tmp;
+	int   rc;
+
+	if (p->state == RMQ_PEER_DEAD) {
+		rc       = -RMQ_ECONNRESET;
+		need_fin = false;
+	} else if (e->rts.flags & RMQ_RTS_F_SEND) {
+		/* A tagged receive takes the whole message: truncate here. */
+		tmp = n < e->len ? malloc(e->len) : dst;
+		if (tmp == NULL) {
+			rc = -RMQ_ENOMEM;
+		} else {
+			rc = rndv_trecv(s, p, &e->rts, tmp, &cts_sent);
+			need_fin = !cts_sent;
+			if (tmp != dst) {
+				if (rc == 0)
+					memcpy(dst, tmp, n);
+				free(tmp);
+			}
+		}
+	} else {
+		rc = rndv_read(s, p, &e->rts, dst, n);
+	}
+	if (need_fin && p->state != RMQ_PEER_DEAD)
+		(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
+		                    rc < 0 ? (uint32_t) -rc : 0);
+	return rc;
+}
+
+static bool
+is_rndv(const struct rmq_rxent *e)
+{
+	return e->path == RMQ_PATH_RNDV_READ || e->path == RMQ_PATH_RNDV_SEND;
 }
 
 ssize_t
@@ -590,28 +802,25 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 	rmq_peer_hold(p);
 	if (e->pull_status != 0) {
 		rc = e->pull_status; /* a background pull failed: lost */
-	} else if (e->path == RMQ_PATH_RNDV_READ && e->heap == NULL) {
+	} else if (is_rndv(e) && e->heap == NULL) {
 		if (msgp != NULL) {
 			m = rmq_msg_new_heap(len);
 			if (m == NULL) {
 				rc = -RMQ_ENOMEM;
-				goto fin;
+				if (p->state != RMQ_PEER_DEAD)
+					(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN,
+					                    e->rts.cookie, ENOMEM);
+				goto done;
 			}
 			buf = rmq_msg_data(m);
 			n   = len;
 		}
-		st = p->state == RMQ_PEER_DEAD
-		         ? -RMQ_ECONNRESET
-		         : rndv_read(s, p, &e->rts, buf, n);
+		st = rndv_fetch(s, p, e, buf, n);
 		if (st != 0) {
 			rc = st;
 			rmq_msg_free(m);
 			m = NULL;
 		}
-	fin:
-		if (p->state != RMQ_PEER_DEAD)
-			(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
-			                    rc < 0 ? (uint32_t) -rc : 0);
 	} else if (msgp != NULL) {
 		if (e->heap != NULL) {
 			m = rmq_msg_new_heap(0);
@@ -630,6 +839,7 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 	} else if (n > 0) {
 		memcpy(buf, e->heap != NULL ? e->heap : e->data, n);
 	}
+done:
 	if (rc >= 0) {
 		s->stats.recv_msgs[e->path]++;
 		s->stats.recv_bytes[e->path] += len;
@@ -649,7 +859,7 @@ rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e)
 {
 	struct rmq_peer *p = e->peer;
 
-	if (e->path == RMQ_PATH_RNDV_READ && e->heap == NULL &&
+	if (is_rndv(e) && e->heap == NULL && e->pull_status == 0 &&
 	    p->state != RMQ_PEER_DEAD)
 		(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
 		                    ECANCELED);
@@ -672,21 +882,19 @@ rmq_xfer_pull_pending(struct rmq_socket *s)
 		if (p == NULL || p->state == RMQ_PEER_DEAD)
 			continue;
 		for (e = p->qhead; e != NULL; e = e->next) {
-			if (e->path != RMQ_PATH_RNDV_READ || e->heap != NULL ||
-			    e->pulling)
+			if (!is_rndv(e) || e->heap != NULL || e->pulling ||
+			    e->pull_status != 0)
 				continue;
-			e->heap = malloc(e->len);
+			e->heap = malloc(e->len ? e->len : 1);
 			if (e->heap == NULL)
 				return;
 			e->pulling = true;
-			rc = rndv_read(s, p, &e->rts, e->heap, e->len);
+			rc         = rndv_fetch(s, p, e, e->heap, e->len);
 			e->pulling = false;
-			(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN, e->rts.cookie,
-			                    rc < 0 ? (uint32_t) -rc : 0);
 			if (rc != 0) {
-				/* Delivered later as an error-free drop. */
+				/* Delivered later as an error. */
 				free(e->heap);
-				e->heap = NULL;
+				e->heap        = NULL;
 				e->pull_status = rc;
 				return;
 			}

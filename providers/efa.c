@@ -2,13 +2,15 @@
  * efa: AWS Elastic Fabric Adapter, RDM (SRD underneath).
  *
  * From fi_efa(7), libfabric 1.17; NOT run here (no EFA device):
- * FI_MR_LOCAL, FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_VIRT_ADDR; inject
- * 32 bytes; 4 bytes of immediate data where the device reports them
- * (cq_data_size 8 in the RDM endpoint from 1.18, emulated); RDMA read only
+ * FI_MR_LOCAL, FI_MR_ALLOCATED, FI_MR_PROV_KEY, FI_MR_VIRT_ADDR; the RDM
+ * endpoint's inject_size is ~4 KiB but the device inlines only 32 bytes,
+ * so the row caps inject there; cq_data_size 8 in 1.17's RxR, 4 from 1.18
+ * (efa_rdm_cq.h); RDMA read only
  * on devices that have it (else emulated by the provider); no CQ wait fd
  * before libfabric 2.5; messages may be delivered out of order unless
  * FI_ORDER_SAS is requested.  Addresses are opaque (FI_ADDR_EFA).
  */
+#include "rmq.h"
 #include "prov.h"
 
 const struct rmq_prov rmq_prov_efa = {
@@ -19,5 +21,6 @@ const struct rmq_prov rmq_prov_efa = {
 	.eager_max    = 8192,     /* one MTU-sized packet */
 	.rma_chunk    = 1u << 30,
 	.cq_data_size = 4,
+	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.notes        = "not run on hardware here (no EFA device)",
 };

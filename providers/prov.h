@@ -30,6 +30,7 @@ struct rmq_prov {
 	size_t      eager_max;  /* above this: rendezvous (measured) */
 	size_t      rma_chunk;  /* largest single fi_read we post */
 	int         cq_data_size; /* bytes of immediate the HW carries */
+	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
 	const char *notes;    /* printed by rmq_info and in rmq(7) */
 };
 

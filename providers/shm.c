@@ -7,6 +7,7 @@
  * enforced (a peer wrote outside a registered region with a wrong key), so
  * shm peers must be same-user, trusted processes.
  */
+#include "rmq.h"
 #include "prov.h"
 
 const struct rmq_prov rmq_prov_shm = {
@@ -18,5 +19,6 @@ const struct rmq_prov rmq_prov_shm = {
 	.eager_max    = 16384,    /* perf/compare.sh, see rmq(7) */
 	.rma_chunk    = 0,        /* one CMA read is fastest */
 	.cq_data_size = 8,
+	.rndv_path    = RMQ_PATH_RNDV_SEND,
 	.notes        = "same host only; RMA keys not enforced (trusted peers)",
 };

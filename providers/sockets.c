@@ -5,6 +5,7 @@
  * (set FI_SOCKETS_PE_WAITTIME=0 or latency is 100x worse on two cores),
  * FI_SOCKADDR_IN addresses, RMA emulated.
  */
+#include "rmq.h"
 #include "prov.h"
 
 const struct rmq_prov rmq_prov_sockets = {
@@ -15,5 +16,6 @@ const struct rmq_prov rmq_prov_sockets = {
 	.eager_max    = 65536,
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
+	.rndv_path    = RMQ_PATH_RNDV_SEND,
 	.notes        = "reference provider; set FI_SOCKETS_PE_WAITTIME=0",
 };

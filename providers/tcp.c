@@ -7,6 +7,7 @@
  * connection.  The first send to a new peer can return -FI_EAGAIN until both
  * sides have progressed the connection.
  */
+#include "rmq.h"
 #include "prov.h"
 
 const struct rmq_prov rmq_prov_tcp = {
@@ -18,5 +19,6 @@ const struct rmq_prov rmq_prov_tcp = {
 	.eager_max    = 65536,    /* perf/compare.sh, see rmq(7) */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
+	.rndv_path    = RMQ_PATH_RNDV_SEND,
 	.notes        = "RMA emulated: needs target progress",
 };

@@ -6,6 +6,7 @@
  * 4 bytes of immediate data; native RDMA read; a CQ wait fd.  Unit tests feed
  * recorded fi_info values through capability negotiation.
  */
+#include "rmq.h"
 #include "prov.h"
 
 const struct rmq_prov rmq_prov_verbs = {
@@ -16,5 +17,6 @@ const struct rmq_prov rmq_prov_verbs = {
 	.eager_max    = 16384,    /* rxm's eager buffer size default */
 	.rma_chunk    = 1u << 30, /* max_msg_size of RC is 1 GiB */
 	.cq_data_size = 4,
+	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.notes        = "not run on hardware here (no RDMA NIC)",
 };

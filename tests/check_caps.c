@@ -39,8 +39,8 @@
 /* The primary caps every provider grants for our hints (FI_MSG expands to
  * FI_SEND|FI_RECV, FI_RMA|FI_READ to the initiator side). */
 #define GRANTED                                                              \
-	(FI_MSG | FI_RMA | FI_READ | FI_RECV | FI_SEND | FI_REMOTE_READ |     \
-	    FI_MULTI_RECV)
+	(FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_RECV | FI_SEND |          \
+	    FI_REMOTE_READ | FI_MULTI_RECV)
 
 #define VERBS_ORDER                                                          \
 	(FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAW |          \
@@ -75,16 +75,18 @@ struct rec {
 /* What librmq must derive from it. */
 struct want {
 	bool   mr_local, mr_prov_key, mr_virt_addr, mr_endpoint, mr_allocated;
-	bool   rma_read, rma_native, wait_fd, inject;
+	bool   rma_read, rma_native, wait_fd, inject, tagged;
 	size_t inject_max, eager_max, rma_chunk;
+	int    rndv_path;
 };
 
 /* verbs;ofi_rxm: RDM over verbs RC, libfabric 1.17. */
 static const struct rec rec_verbs = {
 	.what = "verbs;ofi_rxm",
 	.row  = &rmq_prov_verbs,
-	/* rxm_attr.c RXM_TX_CAPS|RXM_RX_CAPS, cut to the requested primary
-	 * caps by ofi_alter_info (same path as tcp;ofi_rxm, see rec_tcp) */
+	/* rxm_attr.c RXM_TX_CAPS|RXM_RX_CAPS (FI_TAGGED, FI_MULTI_RECV), cut
+	 * to the requested primary caps by ofi_alter_info (same path as
+	 * tcp;ofi_rxm, see rec_tcp) */
 	.caps = GRANTED,
 	/* rxm_init.c: core mode & ~FI_RX_CQ_DATA | base mode (0) */
 	.mode = 0,
@@ -120,6 +122,8 @@ static const struct want want_verbs = {
 	.rma_native   = true,
 	.wait_fd      = true,
 	.inject       = true,
+	.tagged       = true,
+	.rndv_path    = RMQ_PATH_RNDV_READ,  /* row, native read */
 	.inject_max   = 16384 - RMQ_HDR_SIZE, /* row: no cap */
 	.eager_max    = 16384,               /* row */
 	.rma_chunk    = 1 * GiB,             /* row 1 GiB, max_msg 1 GiB */
@@ -129,8 +133,8 @@ static const struct want want_verbs = {
 static const struct rec rec_efa_117 = {
 	.what = "efa 1.17",
 	.row  = &rmq_prov_efa,
-	/* efa117: rxr_added_tx/rx_caps (OFI_TX_RMA_CAPS, OFI_RX_RMA_CAPS,
-	 * FI_MULTI_RECV); FI_SOURCE from EFA_RDM_RX_CAPS */
+	/* efa117: rxr_added_tx/rx_caps (FI_TAGGED, OFI_TX_RMA_CAPS,
+	 * OFI_RX_RMA_CAPS, FI_MULTI_RECV); FI_SOURCE from EFA_RDM_RX_CAPS */
 	.caps = GRANTED | FI_SOURCE,
 	.mode = 0,
 	/* efa117: OFI_MR_BASIC_MAP from efa_domain_attr, FI_MR_LOCAL cleared
@@ -184,6 +188,8 @@ static const struct want want_efa = {
 	.rma_native   = true,
 	.wait_fd      = false, /* row: RMQ_PROV_NO_WAIT_FD */
 	.inject       = true,
+	.tagged       = true,
+	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.inject_max   = 32,    /* row cap; fi_info allows more */
 	.eager_max    = 8192,  /* row */
 	.rma_chunk    = 1 * GiB, /* row; max_msg_size unlimited */
@@ -215,6 +221,8 @@ static const struct want want_shm = {
 	.rma_native   = false, /* row: RMQ_PROV_RMA_EMULATED (CMA) */
 	.wait_fd      = false, /* row: RMQ_PROV_NO_WAIT_FD */
 	.inject       = true,
+	.tagged       = true,
+	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
 	.inject_max   = 4096 - RMQ_HDR_SIZE,
 	.eager_max    = 16384,
 	.rma_chunk    = SIZE_MAX, /* row 0, max_msg_size SIZE_MAX */
@@ -247,6 +255,8 @@ static const struct want want_tcp = {
 	.rma_native   = false,
 	.wait_fd      = true,
 	.inject       = true,
+	.tagged       = true,
+	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
 	.inject_max   = 64 - RMQ_HDR_SIZE,
 	.eager_max    = 65536,
 	.rma_chunk    = SIZE_MAX,
@@ -280,6 +290,8 @@ static const struct want want_sockets = {
 	.rma_native   = false,
 	.wait_fd      = true,
 	.inject       = true,
+	.tagged       = true,
+	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
 	.inject_max   = 255 - RMQ_HDR_SIZE,
 	.eager_max    = 65536,
 	.rma_chunk    = SIZE_MAX - 4096, /* row 0: max_msg_size */
@@ -396,6 +408,21 @@ END_TEST
 		}                                                            \
 	} while (0)
 
+/* The same for an int field. */
+#define CHECK_INT(field)                                                     \
+	do {                                                                 \
+		struct rmq_caps c_;                                          \
+		size_t          i_;                                          \
+                                                                             \
+		for (i_ = 0; i_ < NROWS; i_++) {                             \
+			caps_ok(&c_, rows[i_].rec);                          \
+			ck_assert_msg(c_.field == rows[i_].want->field,      \
+			    "%s: " #field " is %d, want %d",                 \
+			    rows[i_].rec->what, c_.field,                    \
+			    rows[i_].want->field);                           \
+		}                                                            \
+	} while (0)
+
 START_TEST(test_caps_mr_local)
 {
 	CHECK_FLAG(mr_local);
@@ -448,6 +475,45 @@ END_TEST
 START_TEST(test_caps_inject)
 {
 	CHECK_FLAG(inject);
+}
+END_TEST
+
+START_TEST(test_caps_tagged)
+{
+	CHECK_FLAG(tagged);
+}
+END_TEST
+
+/* The row's rendezvous, when the provider grants what it needs. */
+START_TEST(test_caps_rndv_path)
+{
+	CHECK_INT(rndv_path);
+}
+END_TEST
+
+/* A row that wants rndv_send falls back to rndv_read without FI_TAGGED. */
+START_TEST(test_caps_rndv_send_needs_tagged)
+{
+	struct rec      r = rec_shm;
+	struct rmq_caps c;
+
+	r.caps &= ~FI_TAGGED;
+	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+	ck_assert(!c.tagged);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+}
+END_TEST
+
+/* A row that wants rndv_read uses rndv_send without RMA read. */
+START_TEST(test_caps_rndv_read_needs_rma_read)
+{
+	struct rec      r = rec_verbs;
+	struct rmq_caps c;
+
+	r.caps &= ~FI_REMOTE_READ;
+	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+	ck_assert(!c.rma_read);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
 }
 END_TEST
 
@@ -592,10 +658,11 @@ START_TEST(test_caps_inject_size_equal_header)
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c:85): min_nz() takes the 0 of "inject_size - 16 == 0"
- * for "no limit" and returns the row cap, so the efa row (cap 32) with
- * inject_size 16 gets inject_max 32: a 32-byte payload would be injected
- * in a 16-byte inject_size.  Expected 0.
+ * LIB BUG (lib/caps.c, rmq_caps_from_info(), "inject_max =
+ * min_nz(inject_size - RMQ_HDR_SIZE, row->inject_max)"): min_nz() takes
+ * the 0 of "inject_size - 16 == 0" for "no limit" and returns the row cap,
+ * so the efa row (cap 32) with inject_size 16 gets inject_max 32: a
+ * 32-byte payload would be injected in a 16-byte inject_size.  Expected 0.
  */
 START_TEST(test_caps_inject_size_equal_header_with_row_cap)
 {
@@ -761,10 +828,10 @@ START_TEST(test_caps_no_rma_read)
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c:97-99): with max_msg_size below RMQ_RTS_SIZE (48),
- * "max_msg_size - RMQ_RTS_SIZE" wraps: max_msg_size 40 gives eager_max
- * SIZE_MAX - 7.  Expected: an eager_max that fits in max_msg_size (or an
- * error).
+ * LIB BUG (lib/caps.c, rmq_caps_from_info(), "eager_max = max_msg_size -
+ * RMQ_RTS_SIZE"): with max_msg_size below RMQ_RTS_SIZE (48) this wraps:
+ * max_msg_size 40 gives eager_max SIZE_MAX - 7.  Expected: an eager_max
+ * that fits in max_msg_size (or an error).
  */
 START_TEST(test_caps_tiny_max_msg_size_no_wrap)
 {
@@ -774,18 +841,20 @@ START_TEST(test_caps_tiny_max_msg_size_no_wrap)
 
 	r.max_msg_size = 40;
 	rc             = caps_of(&c, &r, NULL);
-	ck_assert(rc == 0 || rc < 0);
 	if (rc == 0)
-		ck_assert_uint_le(c.eager_max + RMQ_HDR_SIZE, r.max_msg_size);
+		ck_assert_uint_le(c.eager_max, r.max_msg_size - RMQ_HDR_SIZE);
+	else
+		ck_assert_int_lt(rc, 0);
 }
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c:84-99): inject_max is not limited by max_msg_size,
- * and the max_msg_size cap on eager_max runs after the "never below
- * inject_max" step, so shm's inject_size 4096 with max_msg_size 1024 gives
- * inject_max 4080 > eager_max 976: the selector then injects messages
- * larger than max_msg_size.  Expected: inject_max <= eager_max, both fit.
+ * LIB BUG (lib/caps.c, rmq_caps_from_info()): inject_max is not limited by
+ * max_msg_size, and the max_msg_size cap on eager_max runs after the
+ * "never below inject_max" step, so shm's inject_size 4096 with
+ * max_msg_size 1024 gives inject_max 4080 > eager_max 976: the selector
+ * then injects messages larger than max_msg_size.  Expected: inject_max
+ * <= eager_max, both fitting in max_msg_size.
  */
 START_TEST(test_caps_small_max_msg_size_keeps_order)
 {
@@ -837,7 +906,8 @@ START_TEST(test_path_table_from_caps)
 		ck_assert(t.inject == c.inject);
 		ck_assert_uint_eq(t.inject_max, c.inject_max);
 		ck_assert_uint_eq(t.eager_max, c.eager_max);
-		ck_assert(t.rndv == c.rma_read);
+		ck_assert_int_eq(t.rndv_path, c.rndv_path);
+		ck_assert(t.rndv);
 	}
 }
 END_TEST
@@ -848,9 +918,11 @@ START_TEST(test_path_recorded_rows)
 	struct rmq_caps       c;
 	const char           *w;
 	size_t                i, im, em;
+	int                   rndv;
 
 	for (i = 0; i < NROWS; i++) {
-		w = rows[i].rec->what;
+		w    = rows[i].rec->what;
+		rndv = rows[i].want->rndv_path;
 		caps_ok(&c, rows[i].rec);
 		rmq_path_table_init(&t, &c);
 		im = c.inject_max;
@@ -864,8 +936,8 @@ START_TEST(test_path_recorded_rows)
 		check_path(&t, im, RMQ_PATH_INJECT, w);
 		check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 		check_path(&t, em, RMQ_PATH_EAGER, w);
-		check_path(&t, em + 1, RMQ_PATH_RNDV_READ, w);
-		check_path(&t, 64 * MiB, RMQ_PATH_RNDV_READ, w);
+		check_path(&t, em + 1, rndv, w);
+		check_path(&t, 64 * MiB, rndv, w);
 	}
 }
 END_TEST
@@ -898,23 +970,25 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 	check_path(&t, 0, RMQ_PATH_EAGER, "no inject");
 	check_path(&t, 1, RMQ_PATH_EAGER, "no inject");
 	check_path(&t, 65536, RMQ_PATH_EAGER, "no inject");
-	check_path(&t, 65537, RMQ_PATH_RNDV_READ, "no inject");
+	check_path(&t, 65537, RMQ_PATH_RNDV_SEND, "no inject");
 
 	memset(&t, 0, sizeof t);
 	t.inject    = false;
 	t.eager_max = 1024;
 	t.rndv      = true;
+	t.rndv_path = RMQ_PATH_RNDV_READ;
 	check_path(&t, 0, RMQ_PATH_EAGER, "table");
 }
 END_TEST
 
+/* Neither RMA read nor FI_TAGGED: nothing above eager_max. */
 START_TEST(test_path_no_rma_emsgsize)
 {
 	struct rmq_path_table t;
 	struct rmq_caps       c;
 	struct rec            r = rec_sockets;
 
-	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ);
+	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ | FI_TAGGED);
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
 	rmq_path_table_init(&t, &c);
 	ck_assert(!t.rndv);
@@ -923,6 +997,22 @@ START_TEST(test_path_no_rma_emsgsize)
 	check_path(&t, c.eager_max + 1, -RMQ_EMSGSIZE, "no rma");
 	check_path(&t, 64 * MiB, -RMQ_EMSGSIZE, "no rma");
 	check_path(&t, SIZE_MAX, -RMQ_EMSGSIZE, "no rma");
+}
+END_TEST
+
+/* Without RMA read, a tagged provider still has rndv_send. */
+START_TEST(test_path_no_rma_tagged_rndv_send)
+{
+	struct rmq_path_table t;
+	struct rmq_caps       c;
+	struct rec            r = rec_efa_117;
+
+	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ);
+	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+	rmq_path_table_init(&t, &c);
+	check_path(&t, c.eager_max, RMQ_PATH_EAGER, "no rma");
+	check_path(&t, c.eager_max + 1, RMQ_PATH_RNDV_SEND, "no rma");
+	check_path(&t, 64 * MiB, RMQ_PATH_RNDV_SEND, "no rma");
 }
 END_TEST
 
@@ -944,10 +1034,11 @@ START_TEST(test_hints_prov_name)
 }
 END_TEST
 
+/* FI_TAGGED too: rndv_send needs it. */
 START_TEST(test_hints_caps)
 {
 	const uint64_t want = FI_MULTI_RECV | FI_RMA | FI_READ |
-	                      FI_REMOTE_READ | FI_MSG;
+	                      FI_REMOTE_READ | FI_MSG | FI_TAGGED;
 	const struct rmq_prov *const *p;
 	struct fi_info               *h;
 
@@ -1042,6 +1133,8 @@ START_TEST(test_live_shm)
 	ck_assert(c.rma_read);
 	ck_assert(!c.rma_native);
 	ck_assert(!c.wait_fd);
+	ck_assert(c.tagged);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
 	ck_assert_uint_le(c.inject_max + RMQ_HDR_SIZE, c.inject_size);
 	ck_assert_uint_le(c.inject_max, c.eager_max);
 }
@@ -1061,6 +1154,8 @@ START_TEST(test_live_tcp)
 	ck_assert(c.rma_read);
 	ck_assert(!c.rma_native);
 	ck_assert(c.wait_fd);
+	ck_assert(c.tagged);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
 	ck_assert_uint_le(c.inject_max + RMQ_HDR_SIZE, c.inject_size);
 }
 END_TEST
@@ -1082,6 +1177,10 @@ caps_suite(void)
 	tcase_add_test(tc, test_caps_rma_native);
 	tcase_add_test(tc, test_caps_wait_fd);
 	tcase_add_test(tc, test_caps_inject);
+	tcase_add_test(tc, test_caps_tagged);
+	tcase_add_test(tc, test_caps_rndv_path);
+	tcase_add_test(tc, test_caps_rndv_send_needs_tagged);
+	tcase_add_test(tc, test_caps_rndv_read_needs_rma_read);
 	tcase_add_test(tc, test_caps_inject_max);
 	tcase_add_test(tc, test_caps_eager_max);
 	tcase_add_test(tc, test_caps_rma_chunk);
@@ -1111,6 +1210,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_path_efa_thresholds);
 	tcase_add_test(tc, test_path_no_inject_zero_bytes_eager);
 	tcase_add_test(tc, test_path_no_rma_emsgsize);
+	tcase_add_test(tc, test_path_no_rma_tagged_rndv_send);
 	tcase_add_test(tc, test_hints_prov_name);
 	tcase_add_test(tc, test_hints_caps);
 	tcase_add_test(tc, test_hints_ep_type_rdm);

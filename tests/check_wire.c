@@ -100,7 +100,8 @@ END_TEST
 
 START_TEST(test_hdr_round_trip_data_inject)
 {
-	check_hdr_round_trip(RMQ_MT_DATA | RMQ_MT_F_INJECT, 3, RMQ_HDR_SIZE + 3);
+	check_hdr_round_trip(
+	    RMQ_MT_DATA | RMQ_MT_F_INJECT, 3, RMQ_HDR_SIZE + 3);
 }
 END_TEST
 
@@ -122,6 +123,13 @@ START_TEST(test_hdr_round_trip_credit)
 {
 	check_hdr_round_trip(RMQ_MT_CREDIT, 0, RMQ_HDR_SIZE);
 	check_hdr_round_trip(RMQ_MT_CREDIT | RMQ_MT_F_INJECT, 0, RMQ_HDR_SIZE);
+}
+END_TEST
+
+START_TEST(test_hdr_round_trip_cts)
+{
+	check_hdr_round_trip(RMQ_MT_CTS, 0, RMQ_HDR_SIZE);
+	check_hdr_round_trip(RMQ_MT_CTS | RMQ_MT_F_INJECT, 0, RMQ_HDR_SIZE);
 }
 END_TEST
 
@@ -187,8 +195,8 @@ END_TEST
 START_TEST(test_hdr_decode_unknown_type)
 {
 	static const uint8_t types[] = {
-		0, 5, 6, 0x40, 0x7f, RMQ_MT_F_INJECT, RMQ_MT_F_INJECT | 5,
-		0xff,
+		0, RMQ_MT_CTS + 1, 7, 0x40, 0x7f, RMQ_MT_F_INJECT,
+		RMQ_MT_F_INJECT | (RMQ_MT_CTS + 1), 0xff,
 	};
 	uint8_t        buf[RMQ_HDR_SIZE];
 	struct rmq_hdr h;
@@ -288,6 +296,21 @@ START_TEST(test_hdr_decode_credit_with_payload)
 }
 END_TEST
 
+START_TEST(test_hdr_decode_cts_with_payload)
+{
+	uint8_t        buf[RMQ_HDR_SIZE + 8];
+	struct rmq_hdr h;
+
+	memset(buf, 0, sizeof buf);
+	hdr_init(&h, RMQ_MT_CTS, 0);
+	rmq_hdr_encode(buf, &h);
+	ck_assert_int_eq(hdr_decode_exact(&h, buf, RMQ_HDR_SIZE + 1),
+	                 -RMQ_EPROTO);
+	ck_assert_int_eq(hdr_decode_exact(&h, buf, RMQ_HDR_SIZE + 8),
+	                 -RMQ_EPROTO);
+}
+END_TEST
+
 START_TEST(test_rts_round_trip)
 {
 	uint8_t        buf[RMQ_RTS_SIZE];
@@ -298,16 +321,52 @@ START_TEST(test_rts_round_trip)
 	in.raddr  = 0x00007fffdeadbeefull;
 	in.rkey   = UINT64_MAX;
 	in.cookie = 0xcafef00du;
+	in.flags  = 0;
 	hdr_init(&h, RMQ_MT_RTS, 0);
 	rmq_hdr_encode(buf, &h);
 	rmq_rts_encode(buf + RMQ_HDR_SIZE, &in);
 	ck_assert_int_eq(hdr_decode_exact(&h, buf, sizeof buf), 0);
-	memset(&out, 0, sizeof out);
-	rmq_rts_decode(&out, buf + RMQ_HDR_SIZE);
+	memset(&out, 0xcc, sizeof out);
+	ck_assert_int_eq(rmq_rts_decode(&out, buf + RMQ_HDR_SIZE), 0);
 	ck_assert(out.len == in.len);
 	ck_assert(out.raddr == in.raddr);
 	ck_assert(out.rkey == in.rkey);
 	ck_assert_uint_eq(out.cookie, in.cookie);
+	ck_assert_uint_eq(out.flags, 0);
+}
+END_TEST
+
+START_TEST(test_rts_round_trip_send_flag)
+{
+	uint8_t        buf[RMQ_RTS_EXT_SIZE];
+	struct rmq_rts in, out;
+
+	memset(&in, 0, sizeof in);
+	in.len    = (uint64_t) 1 << 40;
+	in.cookie = 1;
+	in.flags  = RMQ_RTS_F_SEND;
+	rmq_rts_encode(buf, &in);
+	ck_assert_int_eq(rmq_rts_decode(&out, buf), 0);
+	ck_assert_uint_eq(out.flags, RMQ_RTS_F_SEND);
+	ck_assert(out.len == in.len);
+}
+END_TEST
+
+START_TEST(test_rts_decode_unknown_flags)
+{
+	static const uint32_t flags[] = {
+		0x2, RMQ_RTS_F_SEND | 0x2, 0x100, 0x80000000u, UINT32_MAX,
+	};
+	uint8_t        buf[RMQ_RTS_EXT_SIZE];
+	struct rmq_rts r;
+	size_t         i;
+
+	for (i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		memset(&r, 0, sizeof r);
+		r.flags = flags[i];
+		rmq_rts_encode(buf, &r);
+		ck_assert_int_eq(rmq_rts_decode(&r, buf), -RMQ_EPROTO);
+	}
 }
 END_TEST
 
@@ -318,7 +377,7 @@ START_TEST(test_rts_layout_little_endian)
 		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, /* raddr */
 		0x28, 0x27, 0x26, 0x25, 0x24, 0x23, 0x22, 0x21, /* rkey */
 		0x34, 0x33, 0x32, 0x31,                         /* cookie */
-		0x00, 0x00, 0x00, 0x00,                         /* reserved */
+		0x01, 0x00, 0x00, 0x00,                         /* flags */
 	};
 	uint8_t        buf[RMQ_RTS_EXT_SIZE];
 	struct rmq_rts r;
@@ -328,6 +387,7 @@ START_TEST(test_rts_layout_little_endian)
 	r.raddr  = 0x1112131415161718ull;
 	r.rkey   = 0x2122232425262728ull;
 	r.cookie = 0x31323334u;
+	r.flags  = RMQ_RTS_F_SEND;
 	rmq_rts_encode(buf, &r);
 	ck_assert_mem_eq(buf, want, sizeof want);
 }
@@ -849,6 +909,7 @@ lcg(uint32_t *state)
 }
 
 #define FUZZ_ITER   100000
+#define FUZZ_MUT    20000
 #define FUZZ_MAXLEN 1100
 
 /* Run every decoder over b[0..len) (an exact-size heap block). */
@@ -856,6 +917,7 @@ static void
 fuzz_one(const uint8_t *b, size_t len)
 {
 	struct rmq_hdr    h;
+	struct rmq_rts    rts;
 	struct rmq_hello  hello;
 	struct rmq_reject rej;
 	uint64_t          sent;
@@ -864,6 +926,10 @@ fuzz_one(const uint8_t *b, size_t len)
 
 	rc = rmq_hdr_decode(&h, b, len);
 	ck_assert_msg(rc <= 0, "rmq_hdr_decode: %d", rc);
+	if (rc == 0 && (h.type & RMQ_MT_MASK) == RMQ_MT_RTS) {
+		rc = rmq_rts_decode(&rts, b + RMQ_HDR_SIZE);
+		ck_assert_msg(rc <= 0, "rmq_rts_decode: %d", rc);
+	}
 	if (len >= RMQ_CTRL_HDR_SIZE) {
 		rc = rmq_ctrl_decode_hdr(b, &kind, &body_len);
 		ck_assert_msg(rc <= 0, "rmq_ctrl_decode_hdr: %d", rc);
@@ -874,49 +940,63 @@ fuzz_one(const uint8_t *b, size_t len)
 	ck_assert_msg(rc <= 0, "rmq_ctrl_decode_hello: %d", rc);
 	if (rc == 0) {
 		ck_assert_uint_le(hello.addr_len, RMQ_ADDR_MAX);
-		ck_assert_ptr_nonnull(memchr(hello.prov, '\0', sizeof hello.prov));
+		ck_assert_ptr_nonnull(
+		    memchr(hello.prov, '\0', sizeof hello.prov));
 	}
 	rc = rmq_ctrl_decode_reject(&rej, b, len);
 	ck_assert_msg(rc <= 0, "rmq_ctrl_decode_reject: %d", rc);
 	if (rc == 0)
-		ck_assert_ptr_nonnull(memchr(rej.reason, '\0', sizeof rej.reason));
+		ck_assert_ptr_nonnull(
+		    memchr(rej.reason, '\0', sizeof rej.reason));
 	rc = rmq_ctrl_decode_bye(&sent, b, len);
 	ck_assert_msg(rc <= 0, "rmq_ctrl_decode_bye: %d", rc);
 }
 
+/* Random bytes of random length (0 to FUZZ_MAXLEN). */
+START_TEST(test_fuzz_random_bytes)
+{
+	uint8_t *buf;
+	uint32_t state = 20240611u;
+	size_t   len, i;
+	int      n;
+
+	for (n = 0; n < FUZZ_ITER; n++) {
+		len = lcg(&state) % (FUZZ_MAXLEN + 1);
+		buf = malloc(len > 0 ? len : 1);
+		ck_assert_ptr_nonnull(buf);
+		for (i = 0; i < len; i++)
+			buf[i] = (uint8_t) lcg(&state);
+		/* A quarter start like a fabric header: version 1. */
+		if (len > 0 && n % 4 == 0)
+			buf[0] = RMQ_WIRE_VERSION;
+		fuzz_one(buf, len);
+		free(buf);
+	}
+}
+END_TEST
+
 /*
- * Random bytes of random length, and valid frames with a few bytes
- * changed (those get past the first checks and into the deeper ones).
+ * A valid HELLO body with a few bytes changed and its length moved by up
+ * to two bytes: these get past the first checks into the deeper ones.
  */
-START_TEST(test_fuzz_decoders)
+START_TEST(test_fuzz_mutated_hello)
 {
 	uint8_t  valid[RMQ_CTRL_BODY_MAX];
 	uint8_t *buf;
-	uint32_t state = 20240611u;
+	uint32_t state = 7u;
 	size_t   vlen, len, i, nmut;
 	int      n;
 
 	vlen = hello_body(valid, "tcp;ofi_rxm", 16);
-	for (n = 0; n < FUZZ_ITER; n++) {
-		if (n % 2 == 0) {
-			len = lcg(&state) % (FUZZ_MAXLEN + 1);
-			buf = malloc(len > 0 ? len : 1);
-			ck_assert_ptr_nonnull(buf);
-			for (i = 0; i < len; i++)
-				buf[i] = (uint8_t) lcg(&state);
-			/* Some with a plausible first byte: version 1. */
-			if (len > 0 && n % 4 == 0)
-				buf[0] = RMQ_WIRE_VERSION;
-		} else {
-			len = vlen - 2 + lcg(&state) % 5;
-			buf = malloc(len);
-			ck_assert_ptr_nonnull(buf);
-			memset(buf, 0, len);
-			memcpy(buf, valid, len < vlen ? len : vlen);
-			nmut = 1 + lcg(&state) % 3;
-			for (i = 0; i < nmut; i++)
-				buf[lcg(&state) % len] = (uint8_t) lcg(&state);
-		}
+	for (n = 0; n < FUZZ_MUT; n++) {
+		len = vlen - 2 + lcg(&state) % 5;
+		buf = malloc(len);
+		ck_assert_ptr_nonnull(buf);
+		memset(buf, 0, len);
+		memcpy(buf, valid, len < vlen ? len : vlen);
+		nmut = 1 + lcg(&state) % 3;
+		for (i = 0; i < nmut; i++)
+			buf[lcg(&state) % len] = (uint8_t) lcg(&state);
 		fuzz_one(buf, len);
 		free(buf);
 	}
@@ -935,6 +1015,7 @@ wire_suite(void)
 	tcase_add_test(tc, test_hdr_round_trip_rts);
 	tcase_add_test(tc, test_hdr_round_trip_fin);
 	tcase_add_test(tc, test_hdr_round_trip_credit);
+	tcase_add_test(tc, test_hdr_round_trip_cts);
 	tcase_add_test(tc, test_hdr_layout_little_endian);
 	tcase_add_test(tc, test_hdr_decode_short_buffer);
 	tcase_add_test(tc, test_hdr_decode_wrong_version);
@@ -944,7 +1025,10 @@ wire_suite(void)
 	tcase_add_test(tc, test_hdr_decode_rts_inject_flag);
 	tcase_add_test(tc, test_hdr_decode_fin_with_payload);
 	tcase_add_test(tc, test_hdr_decode_credit_with_payload);
+	tcase_add_test(tc, test_hdr_decode_cts_with_payload);
 	tcase_add_test(tc, test_rts_round_trip);
+	tcase_add_test(tc, test_rts_round_trip_send_flag);
+	tcase_add_test(tc, test_rts_decode_unknown_flags);
 	tcase_add_test(tc, test_rts_layout_little_endian);
 	tcase_add_test(tc, test_ctrl_hello_round_trip);
 	tcase_add_test(tc, test_ctrl_hello_round_trip_small_addr);
@@ -971,7 +1055,8 @@ wire_suite(void)
 	tcase_add_test(tc, test_ctrl_decode_hello_addr_len_mismatch);
 	tcase_add_test(tc, test_ctrl_decode_hello_rcvhwm_zero);
 	tcase_add_test(tc, test_ctrl_decode_hello_truncated);
-	tcase_add_test(tc, test_fuzz_decoders);
+	tcase_add_test(tc, test_fuzz_random_bytes);
+	tcase_add_test(tc, test_fuzz_mutated_hello);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,11 +9,10 @@
 #define BIG  (64u * MiB)
 #define END  "__END__"
 
-struct echo_arg {
-	int unused;
-};
-
-/* Echo server: verify each request, answer with a different pattern. */
+/*
+ * Echo server: verify each request, answer with a different pattern.  arg
+ * points to the rendezvous path both sides force (0: the provider's).
+ */
 static int
 serve_echo(rmq_socket *s, void *arg)
 {
@@ -21,14 +20,18 @@ serve_echo(rmq_socket *s, void *arg)
 	uint8_t         *buf = malloc(BIG + 16);
 	size_t           inj, eag, len = sizeof(size_t), at;
 	ssize_t          n;
-	int              fails = 0, want;
+	int              fails = 0, want, rndv = *(int *) arg;
 
-	(void) arg;
 	if (buf == NULL)
 		return 50;
+	if (rndv != 0 &&
+	    rmq_setopt(s, RMQ_RNDV_PATH, &rndv, sizeof(rndv)) != 0)
+		return 51;
 	rmq_getopt(s, RMQ_INJECT_MAX, &inj, &len);
 	len = sizeof(size_t);
 	rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len);
+	len = sizeof(int);
+	rmq_getopt(s, RMQ_RNDV_PATH, &rndv, &len);
 	for (;;) {
 		rmq_stats(s, &a);
 		n = rmq_recv(s, buf, BIG + 16, 0);
@@ -40,7 +43,7 @@ serve_echo(rmq_socket *s, void *arg)
 		if (n == (ssize_t) strlen(END) && memcmp(buf, END, (size_t) n) == 0)
 			break;
 		rmq_stats(s, &b);
-		want = expected_path((size_t) n, inj, eag);
+		want = expected_path((size_t) n, inj, eag, rndv);
 		if (b.recv_msgs[want] != a.recv_msgs[want] + 1) {
 			fprintf(stderr, "echo: %zd B not received by %s\n", n,
 			        rmq_path_name(want));
@@ -62,25 +65,28 @@ serve_echo(rmq_socket *s, void *arg)
 }
 
 static void
-roundtrip_sizes(const char *prov, int ctype, int stype)
+roundtrip_sizes(const char *prov, int ctype, int stype, int rndv)
 {
 	char             bep[64], ep[256];
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
 	struct rmq_stats a, b;
-	size_t           inj, eag, len, sizes[16], i, ns = 0, at;
+	size_t           inj, eag, sizes[16], i, ns = 0, at;
 	uint8_t         *sb, *rb;
 	ssize_t          n;
 	pid_t            pid;
-	int              want;
+	int              want, path;
 
 	pid = spawn_server(stype, bind_addr(prov, bep, sizeof(bep)),
-	                   serve_echo, NULL, ep, sizeof(ep));
+	                   serve_echo, &rndv, ep, sizeof(ep));
 	open_connected(ctype, ep, &ctx, &s);
-	len = sizeof(size_t);
-	ck_assert_int_eq(rmq_getopt(s, RMQ_INJECT_MAX, &inj, &len), 0);
-	len = sizeof(size_t);
-	ck_assert_int_eq(rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len), 0);
+	if (rndv != 0)
+		ck_assert_int_eq(rmq_setopt(s, RMQ_RNDV_PATH, &rndv,
+		                            sizeof(rndv)),
+		                 0);
+	socket_paths(s, &inj, &eag, &path);
+	if (rndv != 0)
+		ck_assert_int_eq(path, rndv);
 	ck_assert_uint_gt(inj, 1);
 	ck_assert_uint_gt(eag, inj + 1);
 	sizes[ns++] = 0;
@@ -104,7 +110,7 @@ roundtrip_sizes(const char *prov, int ctype, int stype)
 		ck_assert_msg(n == (ssize_t) sizes[i], "%s send %zu: %s", prov,
 		              sizes[i], rmq_strerror((int) n));
 		rmq_stats(s, &b);
-		want = expected_path(sizes[i], inj, eag);
+		want = expected_path(sizes[i], inj, eag, path);
 		ck_assert_msg(b.sent_msgs[want] == a.sent_msgs[want] + 1,
 		              "%s: %zu B did not go %s", prov, sizes[i],
 		              rmq_path_name(want));
@@ -124,33 +130,19 @@ roundtrip_sizes(const char *prov, int ctype, int stype)
 	ck_assert_int_eq(reap(pid), 0);
 }
 
-START_TEST(test_pair_shm_sizes)
+/* Every provider x rendezvous path (0: the provider's default). */
+static const char *const provs[] = {"shm", "tcp", "sockets"};
+static const int rndvs[] = {0, RMQ_PATH_RNDV_READ, RMQ_PATH_RNDV_SEND};
+
+START_TEST(test_pair_sizes)
 {
-	roundtrip_sizes("shm", RMQ_PAIR, RMQ_PAIR);
+	roundtrip_sizes(provs[_i / 3], RMQ_PAIR, RMQ_PAIR, rndvs[_i % 3]);
 }
 END_TEST
 
-START_TEST(test_pair_tcp_sizes)
+START_TEST(test_reqrep_sizes)
 {
-	roundtrip_sizes("tcp", RMQ_PAIR, RMQ_PAIR);
-}
-END_TEST
-
-START_TEST(test_reqrep_shm_sizes)
-{
-	roundtrip_sizes("shm", RMQ_REQ, RMQ_REP);
-}
-END_TEST
-
-START_TEST(test_reqrep_tcp_sizes)
-{
-	roundtrip_sizes("tcp", RMQ_REQ, RMQ_REP);
-}
-END_TEST
-
-START_TEST(test_pair_sockets_sizes)
-{
-	roundtrip_sizes("sockets", RMQ_PAIR, RMQ_PAIR);
+	roundtrip_sizes(provs[_i / 3], RMQ_REQ, RMQ_REP, rndvs[_i % 3]);
 }
 END_TEST
 
@@ -420,11 +412,10 @@ xfer_suite(void)
 	TCase *tc = tcase_create("multiprocess");
 
 	tcase_set_timeout(tc, 180);
-	tcase_add_test(tc, test_pair_shm_sizes);
-	tcase_add_test(tc, test_pair_tcp_sizes);
-	tcase_add_test(tc, test_reqrep_shm_sizes);
-	tcase_add_test(tc, test_reqrep_tcp_sizes);
-	tcase_add_test(tc, test_pair_sockets_sizes);
+	/* _i: provider (shm, tcp, sockets) x rendezvous (default, read,
+	 * send); REQ/REP on shm and tcp */
+	tcase_add_loop_test(tc, test_pair_sizes, 0, 9);
+	tcase_add_loop_test(tc, test_reqrep_sizes, 0, 6);
 	tcase_add_test(tc, test_shm_named_endpoint);
 	tcase_add_test(tc, test_msg_shm);
 	tcase_add_test(tc, test_msg_tcp);

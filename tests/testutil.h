@@ -171,13 +171,26 @@ test_now(void)
 
 /* Expected path for a size, given the thresholds the socket reports. */
 static inline int
-expected_path(size_t size, size_t inject_max, size_t eager_max)
+expected_path(size_t size, size_t inject_max, size_t eager_max, int rndv)
 {
 	if (size <= inject_max)
 		return RMQ_PATH_INJECT;
 	if (size <= eager_max)
 		return RMQ_PATH_EAGER;
-	return RMQ_PATH_RNDV_READ;
+	return rndv;
+}
+
+/* The socket's thresholds and rendezvous path, once it is open. */
+static inline void
+socket_paths(rmq_socket *s, size_t *inj, size_t *eag, int *rndv)
+{
+	size_t len = sizeof(size_t);
+
+	ck_assert_int_eq(rmq_getopt(s, RMQ_INJECT_MAX, inj, &len), 0);
+	len = sizeof(size_t);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_EAGER_MAX, eag, &len), 0);
+	len = sizeof(int);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_RNDV_PATH, rndv, &len), 0);
 }
 
 #endif /* RMQ_TESTUTIL_H */
