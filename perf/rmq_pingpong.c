@@ -31,6 +31,7 @@
 #define PLAN_MAGIC 0x52504d50u /* "PMPR" */
 #define CMD_SIZE   1
 #define CMD_DONE   2
+#define CMD_CHECK  0x100 /* with CMD_SIZE: echo every ping's own bytes */
 #define MAX_SIZES  64
 
 struct plan {
@@ -46,6 +47,7 @@ struct opts {
 	const char *connect;
 	int         port;
 	bool        server, local, csv, reqrep, check;
+	int         rndv; /* 0, RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
 	int         iters, warmup;
 	int         cpus[2];
 	size_t      sizes[MAX_SIZES];
@@ -59,7 +61,7 @@ usage(FILE *f)
 	        "usage: rmq_pingpong [-p shm|tcp|sockets|verbs|efa] "
 	        "[-S SIZE[,SIZE...]|all] [-I ITER]\n"
 	        "                    [-W WARMUP] [--csv] [--reqrep] "
-	        "[--check]\n"
+	        "[--check] [--rndv read|send]\n"
 	        "                    [--server [-B HOST] [-P PORT] | "
 	        "--connect HOST:PORT | --local [--cpus A,B]]\n"
 	        "Under mpirun -np 2 no role option is needed (rank 0 binds "
@@ -209,12 +211,16 @@ verify(const uint8_t *b, size_t n, uint64_t seed)
 	return true;
 }
 
-/* Echo side: follow the plans until DONE. */
+/*
+ * Echo side: follow the plans until DONE.  Like fi_pingpong and
+ * osu_latency it receives into one buffer and sends from another, so each
+ * direction reads a source the CPU has not just dirtied.
+ */
 static int
 echo(rmq_socket *s)
 {
 	struct plan p;
-	uint8_t    *buf = NULL;
+	uint8_t    *buf = NULL, *sbuf = NULL;
 	size_t      cap = 0;
 	uint64_t    i;
 	ssize_t     rc;
@@ -230,31 +236,40 @@ echo(rmq_socket *s)
 		rc = rmq_send(s, &p, sizeof(p), 0);
 		if (rc < 0)
 			return die("send ack", rc);
-		if (p.cmd == CMD_DONE)
+		if ((p.cmd & 0xff) == CMD_DONE)
 			break;
 		if (p.size > cap) {
 			free(buf);
-			cap = p.size;
-			buf = malloc(cap);
-			if (buf == NULL)
+			free(sbuf);
+			cap  = p.size;
+			buf  = malloc(cap);
+			sbuf = malloc(cap);
+			if (buf == NULL || sbuf == NULL)
 				return die("malloc", -ENOMEM);
 			memset(buf, 0, cap);
 		}
 		for (i = 0; i < p.iters; i++) {
 			rc = rmq_recv(s, buf, p.size, 0);
 			if (rc < 0 || (size_t) rc != p.size) {
-				free(buf);
-				return die("recv", rc < 0 ? rc : -EPROTO);
+				rc = die("recv", rc < 0 ? rc : -EPROTO);
+				goto out;
 			}
-			rc = rmq_send(s, buf, p.size, 0);
+			/* The pong carries the ping's bytes: every time when
+			 * checking, else once per size (the anchor's way). */
+			if (i == 0 || (p.cmd & CMD_CHECK))
+				memcpy(sbuf, buf, p.size);
+			rc = rmq_send(s, sbuf, p.size, 0);
 			if (rc < 0) {
-				free(buf);
-				return die("send", rc);
+				rc = die("send", rc);
+				goto out;
 			}
 		}
 	}
+	rc = 0;
+out:
 	free(buf);
-	return 0;
+	free(sbuf);
+	return (int) rc;
 }
 
 static int
@@ -324,7 +339,8 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 		if (lat == NULL)
 			goto out;
 		fill(sb, size, (uint64_t) k);
-		rc = plan_send(s, CMD_SIZE, size, (uint64_t) (iters + warm));
+		rc = plan_send(s, CMD_SIZE | (o->check ? CMD_CHECK : 0), size,
+		               (uint64_t) (iters + warm));
 		if (rc < 0) {
 			die("plan", rc);
 			goto out;
@@ -404,6 +420,11 @@ run(const struct opts *o, const char *endpoint, bool do_bind, bool measuring,
 		goto out;
 	}
 	rmq_setopt(s, RMQ_LINGER, &linger, sizeof(linger));
+	if (o->rndv != 0 &&
+	    (rc = rmq_setopt(s, RMQ_RNDV_PATH, &o->rndv, sizeof(o->rndv))) != 0) {
+		die("--rndv", rc);
+		goto out;
+	}
 	rmq_setopt(s, RMQ_CONNECT_TIMEOUT, &cto, sizeof(cto));
 	rc = do_bind ? rmq_bind(s, endpoint) : rmq_connect(s, endpoint);
 	if (rc != 0) {
@@ -476,6 +497,7 @@ main(int argc, char **argv)
 	    {"cpus", required_argument, NULL, 'u'},
 	    {"reqrep", no_argument, NULL, 'r'},
 	    {"check", no_argument, NULL, 'k'},
+	    {"rndv", required_argument, NULL, 'R'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -526,6 +548,16 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			o.check = true;
+			break;
+		case 'R':
+			if (strcmp(optarg, "read") == 0)
+				o.rndv = RMQ_PATH_RNDV_READ;
+			else if (strcmp(optarg, "send") == 0)
+				o.rndv = RMQ_PATH_RNDV_SEND;
+			else {
+				usage(stderr);
+				return 2;
+			}
 			break;
 		case 'u':
 			if (sscanf(optarg, "%d,%d", &o.cpus[0], &o.cpus[1]) != 2) {

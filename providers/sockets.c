@@ -13,7 +13,7 @@ const struct rmq_prov rmq_prov_sockets = {
 	.fi_prov      = "sockets",
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_ADDR_SOCKADDR,
 	.inject_max   = 0,        /* fi_info: 255 */
-	.eager_max    = 65536,
+	.eager_max    = 65536,    /* measured: ~1 ms/message >= 512 B any path */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_SEND,

@@ -222,9 +222,9 @@ static const struct want want_shm = {
 	.wait_fd      = false, /* row: RMQ_PROV_NO_WAIT_FD */
 	.inject       = true,
 	.tagged       = true,
-	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
+	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 4096 - RMQ_HDR_SIZE,
-	.eager_max    = 16384,
+	.eager_max    = 4096,
 	.rma_chunk    = SIZE_MAX, /* row 0, max_msg_size SIZE_MAX */
 };
 
@@ -256,9 +256,9 @@ static const struct want want_tcp = {
 	.wait_fd      = true,
 	.inject       = true,
 	.tagged       = true,
-	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
+	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 64 - RMQ_HDR_SIZE,
-	.eager_max    = 65536,
+	.eager_max    = 8192,
 	.rma_chunk    = SIZE_MAX,
 };
 
@@ -639,7 +639,7 @@ START_TEST(test_caps_inject_size_below_header)
 		ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
 		ck_assert(!c.inject);
 		ck_assert_uint_eq(c.inject_max, 0);
-		ck_assert_uint_eq(c.eager_max, 65536);
+		ck_assert_uint_eq(c.eager_max, 8192);
 	}
 }
 END_TEST
@@ -969,8 +969,8 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 	ck_assert(!t.inject);
 	check_path(&t, 0, RMQ_PATH_EAGER, "no inject");
 	check_path(&t, 1, RMQ_PATH_EAGER, "no inject");
-	check_path(&t, 65536, RMQ_PATH_EAGER, "no inject");
-	check_path(&t, 65537, RMQ_PATH_RNDV_SEND, "no inject");
+	check_path(&t, 8192, RMQ_PATH_EAGER, "no inject");
+	check_path(&t, 8193, RMQ_PATH_RNDV_READ, "no inject");
 
 	memset(&t, 0, sizeof t);
 	t.inject    = false;
@@ -1134,7 +1134,7 @@ START_TEST(test_live_shm)
 	ck_assert(!c.rma_native);
 	ck_assert(!c.wait_fd);
 	ck_assert(c.tagged);
-	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
 	ck_assert_uint_le(c.inject_max + RMQ_HDR_SIZE, c.inject_size);
 	ck_assert_uint_le(c.inject_max, c.eager_max);
 }
@@ -1155,7 +1155,7 @@ START_TEST(test_live_tcp)
 	ck_assert(!c.rma_native);
 	ck_assert(c.wait_fd);
 	ck_assert(c.tagged);
-	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
 	ck_assert_uint_le(c.inject_max + RMQ_HDR_SIZE, c.inject_size);
 }
 END_TEST
