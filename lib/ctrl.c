@@ -450,7 +450,7 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 	struct rmq_peer   *p = NULL;
 	struct sockaddr_in loc;
 	int64_t            dl = rmq_deadline(s->connect_ms);
-	char               node[64], reason[160];
+	char               node[64], reason[160] = "";
 	size_t             body;
 	int                fd = -1, rc, kind, ms;
 
@@ -506,8 +506,8 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 		rc = hello_accept(s, p, &h, reason, sizeof(reason));
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
-		        rmq_strerror(rc), rc == -RMQ_EPROTO ? "" : ": ",
-		        rc == -RMQ_EPROTO ? "" : reason);
+		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
+		        reason);
 		goto out;
 	}
 	set_nonblock(fd);
@@ -725,7 +725,7 @@ peer_frame(struct rmq_socket *s, struct rmq_peer *p, int kind,
 
 /* A peer's control channel is readable: BYE, BYE_ACK, EOF or garbage. */
 static void
-peer_ctrl_read(struct rmq_socket *s, struct rmq_peer *p)
+peer_ctrl_read_held(struct rmq_socket *s, struct rmq_peer *p)
 {
 	size_t  body, need;
 	ssize_t r;
@@ -771,6 +771,15 @@ peer_ctrl_read(struct rmq_socket *s, struct rmq_peer *p)
 	              p->state == RMQ_PEER_CLOSING
 	                  ? "left before its messages arrived"
 	                  : "control channel closed (peer died?)");
+}
+
+/* A goodbye may end the peer: keep it allocated while we look at it. */
+static void
+peer_ctrl_read(struct rmq_socket *s, struct rmq_peer *p)
+{
+	rmq_peer_hold(p);
+	peer_ctrl_read_held(s, p);
+	rmq_peer_release(s, p);
 }
 
 int
