@@ -1,0 +1,173 @@
+/*
+ * Contexts and their configuration, end to end: a YAML file's thresholds
+ * move messages to other paths, its provider serves fabric:// endpoints,
+ * and a bad file makes rmq_ctx_new fail cleanly.
+ */
+#include "testutil.h"
+
+static char cfg_path[64];
+
+static void
+write_cfg(const char *text)
+{
+	FILE *f;
+
+	snprintf(cfg_path, sizeof(cfg_path), "/tmp/check_ctx_%d.yaml",
+	         (int) getpid());
+	f = fopen(cfg_path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int
+serve_two(rmq_socket *s, void *arg)
+{
+	uint8_t buf[4096];
+	int     i, fails = 0;
+
+	(void) arg;
+	for (i = 0; i < 2; i++) {
+		ssize_t n = rmq_recv(s, buf, sizeof(buf), 0);
+
+		if (n <= 0 || test_check(buf, (size_t) n, (uint64_t) n) !=
+		                  (size_t) n)
+			fails++;
+	}
+	return fails + (rmq_send(s, "k", 1, 0) != 1);
+}
+
+/* thresholds.eager_max: 1KiB sends a 2000-byte message by rendezvous. */
+START_TEST(test_yaml_thresholds_choose_paths)
+{
+	char             bep[64], ep[256], c;
+	uint8_t          buf[2000];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	size_t           inj, eag;
+	int              rndv;
+	pid_t            pid;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_two, NULL, ep, sizeof(ep));
+	write_cfg("# test\nthresholds:\n  eager_max: 1KiB\n  inject_max: 16\n");
+	ck_assert_int_eq(rmq_ctx_new(&ctx, cfg_path), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_connect(s, ep), 0);
+	socket_paths(s, &inj, &eag, &rndv);
+	ck_assert_uint_eq(inj, 16);
+	ck_assert_uint_eq(eag, 1024);
+	test_fill(buf, 1000, 1000);
+	ck_assert_int_eq(rmq_send(s, buf, 1000, 0), 1000);
+	test_fill(buf, 2000, 2000);
+	ck_assert_int_eq(rmq_send(s, buf, 2000, 0), 2000);
+	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), 1);
+	ck_assert_int_eq(rmq_stats(s, &st), 0);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_EAGER], 1);
+	ck_assert_uint_eq(st.sent_msgs[rndv], 1);
+	close_all(ctx, s);
+	unlink(cfg_path);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+static int
+serve_fabric(rmq_socket *s, void *arg)
+{
+	char    buf[16];
+	ssize_t n = rmq_recv(s, buf, sizeof(buf), 0);
+
+	(void) arg;
+	return n == 3 && rmq_send(s, buf, 3, 0) == 3 ? 0 : 1;
+}
+
+/* provider: tcp in YAML, fabric:// endpoints on both sides. */
+START_TEST(test_yaml_provider_for_fabric_endpoints)
+{
+	char        ep[256], fab[272], buf[16], prov[32];
+	size_t      len = sizeof(prov);
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	pid_t       pid;
+
+	write_cfg("provider: tcp\n");
+	setenv("RMQ_CONFIG", cfg_path, 1);
+	/* The server child reads $RMQ_CONFIG too (rmq_ctx_new(NULL)). */
+	pid = spawn_server(RMQ_PAIR, "fabric://127.0.0.1:0", serve_fabric,
+	                   NULL, ep, sizeof(ep));
+	ck_assert_int_eq(strncmp(ep, "tcp://", 6), 0);
+	snprintf(fab, sizeof(fab), "fabric://%s", ep + 6);
+	open_connected(RMQ_PAIR, fab, &ctx, &s);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &len), 0);
+	ck_assert_str_eq(prov, "tcp;ofi_rxm");
+	ck_assert_int_eq(rmq_send(s, "abc", 3, 0), 3);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
+	close_all(ctx, s);
+	unsetenv("RMQ_CONFIG");
+	unlink(cfg_path);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+START_TEST(test_bad_yaml_fails_cleanly)
+{
+	rmq_ctx *ctx = (rmq_ctx *) 0x1;
+
+	write_cfg("thresholds:\n  eager_max: lots\n");
+	ck_assert_int_eq(rmq_ctx_new(&ctx, cfg_path), -RMQ_ECONFIG);
+	ck_assert_ptr_null(ctx);
+	write_cfg("providr: shm\n");
+	ck_assert_int_eq(rmq_ctx_new(&ctx, cfg_path), -RMQ_ECONFIG);
+	unlink(cfg_path);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, "/nonexistent/rmq.yaml"), -ENOENT);
+	setenv("RMQ_EAGER_MAX", "x", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), -RMQ_ECONFIG);
+	unsetenv("RMQ_EAGER_MAX");
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* A provider this machine lacks: a clear error at bind, not a crash. */
+START_TEST(test_missing_provider)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, "verbs://127.0.0.1:0"), -RMQ_ENODEV);
+	ck_assert_int_eq(rmq_bind(s, "efa://127.0.0.1:0"), -RMQ_ENODEV);
+	/* and the socket still works on a provider that is here */
+	ck_assert_int_eq(rmq_bind(s, "tcp://127.0.0.1:0"), 0);
+	close_all(ctx, s);
+}
+END_TEST
+
+static Suite *
+ctx_suite(void)
+{
+	Suite *s  = suite_create("ctx");
+	TCase *tc = tcase_create("multiprocess");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_yaml_thresholds_choose_paths);
+	tcase_add_test(tc, test_yaml_provider_for_fabric_endpoints);
+	tcase_add_test(tc, test_bad_yaml_fails_cleanly);
+	tcase_add_test(tc, test_missing_provider);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ctx_suite());
+	int      failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
