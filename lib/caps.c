@@ -100,6 +100,8 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 		c->inject_max = c->max_msg_size - RMQ_HDR_SIZE;
 	if (row->inject_max != 0 && row->inject_max < c->inject_max)
 		c->inject_max = row->inject_max;
+	if (c->inject_max > RMQ_INJECT_BUF - RMQ_HDR_SIZE)
+		c->inject_max = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
 	if (cfg != NULL && cfg->inject_max != 0 && cfg->inject_max < c->inject_max)
 		c->inject_max = cfg->inject_max;
 

@@ -241,6 +241,16 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		s->paths.rndv = s->rndv_path_opt == RMQ_PATH_RNDV_SEND
 		                    ? s->dom->caps.tagged
 		                    : s->dom->caps.rma_read;
+		if (!s->paths.rndv) {
+			/* Forced, and this provider cannot: say so now. */
+			rmq_log(RMQ_LOG_ERROR, "%s cannot do %s (%s)",
+			        prov->name, rmq_path_name(s->rndv_path_opt),
+			        s->rndv_path_opt == RMQ_PATH_RNDV_SEND
+			            ? "no FI_TAGGED"
+			            : "no FI_RMA read");
+			rmq_ep_close(s);
+			return -RMQ_ENOTSUP;
+		}
 	}
 	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
 	if (s->min_multi < RMQ_RTS_SIZE)
@@ -320,5 +330,6 @@ rmq_ep_close(struct rmq_socket *s)
 	s->info = NULL;
 	if (s->dom != NULL)
 		rmq_dom_put(s->ctx, s->dom);
-	s->dom = NULL;
+	s->dom  = NULL;
+	s->prov = NULL;
 }

@@ -8,9 +8,10 @@
  *                                    into the destination, says CTS, the
  *                                    sender sends two-sided)
  *
- * Which rendezvous is a provider-row choice, measured (perf/compare.sh): on
- * shm and tcp, whose RMA is emulated, the provider's own two-sided bulk
- * protocol beat fi_read at 1 MiB; on verbs and efa the read is native.
+ * Which rendezvous is a provider-row choice, measured with rmq_pingpong
+ * --rndv (numbers in providers/shm.c and tcp.c): fi_read won or tied on
+ * shm and tcp; rndv_send is the rendezvous where a provider has no RMA
+ * read, and sockets' row uses it (all paths cost ~1 ms there).
  *
  * The table comes from the provider row and fi_info (caps.c), the YAML
  * file, and the RMQ_INJECT_MAX / RMQ_EAGER_MAX socket options.

@@ -44,6 +44,7 @@ enum rmq_msg_type {
 #define RMQ_MT_MASK     0x7f
 
 #define RMQ_HDR_SIZE     16
+#define RMQ_INJECT_BUF   4096 /* largest inject we build (on the stack) */
 #define RMQ_RTS_EXT_SIZE 32
 #define RMQ_RTS_SIZE     (RMQ_HDR_SIZE + RMQ_RTS_EXT_SIZE)
 

@@ -10,6 +10,10 @@
  *              straight into the buffer given to rmq_recv, in chunks of at
  *              most rma_chunk, then sends FIN {cookie, status}; the sender
  *              deregisters on FIN (or on the peer's death).
+ *   rndv_send  the RTS says "send": the receiver posts a tagged receive for
+ *              the whole payload into its buffer and answers CTS; the
+ *              sender posts one fi_tsend (tag = conn << 32 | cookie), so
+ *              the provider's own bulk protocol moves it; no FIN.
  *
  * Flow control: every data message and RTS costs one credit; the receiver
  * grants credits back as the application consumes messages, piggy-backed
@@ -320,7 +324,15 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	if (!r->waited)
 		return 0;
 
-	/* Blocking send: the caller's buffer is in use until FIN / tsend. */
+	/*
+	 * Blocking send: the caller's buffer is in use until FIN (read) or
+	 * the tsend's completion.  SNDTIMEO bounded the wait for credits
+	 * and a peer; once the RTS is out we do not revoke on a timer: the
+	 * peer may be reading (on tcp;ofi_rxm a read of a revoked region
+	 * reports success and kills the connection) or have posted its
+	 * receive.  It ends with the transfer or the peer's death.
+	 */
+	rmq_waiter_init(w, -1);
 	for (;;) {
 		if (r->done && !r->tsend_out)
 			break;
@@ -328,10 +340,7 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 			continue;
 		/* A peer waiting for our FIN may itself wait for its RTS. */
 		rmq_xfer_pull_pending(s);
-		if (!r->done && rmq_wait_idle(s, w) != 0)
-			rmq_rndv_complete(s, r, -RMQ_EAGAIN); /* revoke */
-		else if (r->done)
-			(void) rmq_wait_idle(s, w); /* provider letting go */
+		(void) rmq_wait_idle(s, w);
 	}
 	rc = r->status;
 	rndv_unlink(s, r);
@@ -354,7 +363,7 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	struct rmq_waiter w;
 	struct rmq_hdr    h;
 	struct rmq_tx    *tx;
-	uint8_t           ib[RMQ_HDR_SIZE + 4096];
+	uint8_t           ib[RMQ_INJECT_BUF];
 	int               path, rc;
 
 	if ((uint64_t) len > p->maxmsg) {

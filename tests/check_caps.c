@@ -124,7 +124,7 @@ static const struct want want_verbs = {
 	.inject       = true,
 	.tagged       = true,
 	.rndv_path    = RMQ_PATH_RNDV_READ,  /* row, native read */
-	.inject_max   = 16384 - RMQ_HDR_SIZE, /* row: no cap */
+	.inject_max   = RMQ_INJECT_BUF - RMQ_HDR_SIZE, /* librmq's cap */
 	.eager_max    = 16384,               /* row */
 	.rma_chunk    = 1 * GiB,             /* row 1 GiB, max_msg 1 GiB */
 };
@@ -576,8 +576,10 @@ START_TEST(test_caps_config_eager_max)
 	cfg.eager_max = 6000;
 	ck_assert_int_eq(caps_of(&c, &rec_shm, &cfg), 0);
 	ck_assert_uint_eq(c.eager_max, 6000);
+	cfg.eager_max = 1000;
 	ck_assert_int_eq(caps_of(&c, &rec_verbs, &cfg), 0);
-	/* below verbs' inject_max: raised to it */
+	/* below verbs' inject_max (4080, librmq's inject cap): raised */
+	ck_assert_uint_eq(c.inject_max, RMQ_INJECT_BUF - RMQ_HDR_SIZE);
 	ck_assert_uint_eq(c.eager_max, c.inject_max);
 	cfg.eager_max = 1 * MiB;
 	ck_assert_int_eq(caps_of(&c, &rec_efa_117, &cfg), 0);
