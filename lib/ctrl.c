@@ -164,6 +164,24 @@ resolve(const struct rmq_addr *a, bool passive, struct sockaddr_in *sin)
 	return 0;
 }
 
+/*
+ * A control connection tells us at once when the peer process dies (EOF).
+ * When its host vanishes (power, cable, partition) nothing arrives: TCP
+ * keepalives probe an idle channel after 2 s, every 1 s, and give up after
+ * 3 misses, so a lost host is noticed in about 5 s.
+ */
+static void
+tcp_tune(int fd)
+{
+	int one = 1, idle = 2, intvl = 1, cnt = 3;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
 static void
 set_nonblock(int fd)
 {
@@ -405,7 +423,7 @@ connect_retry(const struct rmq_addr *a, int64_t deadline, int *fdp,
 {
 	struct sockaddr_un un;
 	socklen_t          sl;
-	int                fd, rc, one = 1, backoff_ms = 10;
+	int                fd, rc, backoff_ms = 10;
 
 	if (!a->unix_name && (rc = resolve(a, false, sin)) != 0)
 		return rc;
@@ -433,7 +451,7 @@ connect_retry(const struct rmq_addr *a, int64_t deadline, int *fdp,
 			backoff_ms *= 2;
 	}
 	if (!a->unix_name) {
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		tcp_tune(fd);
 		sl = sizeof(*sin);
 		getsockname(fd, (struct sockaddr *) sin, &sl); /* local side */
 	}
@@ -650,7 +668,7 @@ accept_all(struct rmq_socket *s, struct rmq_listener *l)
 	struct rmq_pending *pd;
 	struct sockaddr_in  sin;
 	socklen_t           sl;
-	int                 fd, one = 1;
+	int                 fd;
 
 	for (;;) {
 		sl = sizeof(sin);
@@ -663,7 +681,8 @@ accept_all(struct rmq_socket *s, struct rmq_listener *l)
 			close(fd);
 			return;
 		}
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (sin.sin_family == AF_INET)
+			tcp_tune(fd);
 		pd->fd       = fd;
 		pd->deadline = rmq_deadline(s->handshake_ms);
 		if (sin.sin_family == AF_INET)

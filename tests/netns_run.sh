@@ -1,0 +1,80 @@
+#!/bin/sh
+# Two hosts: network namespaces joined by a veth pair, addresses inside
+# them only (10.77.x.0/24).  rmq_pingpong binds "*" in one and connects from
+# the other over tcp and sockets, checking every byte.  Needs root and
+# iproute2; says so and skips (77) when it cannot set the hosts up.
+# Then the host of one side vanishes (its link goes down, no FIN, no RST):
+# the other side's wait must end with ECONNRESET, from the control
+# channel's keepalives, not hang or time out.
+# usage: netns_run.sh PINGPONG PEER_LOST
+set -u
+pp=$1 lost=$2
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root to create network namespaces"
+	exit 77
+fi
+if ! command -v ip >/dev/null; then
+	echo "SKIP: iproute2 (ip) not installed"
+	exit 77
+fi
+tag=$$
+a=rmq_a$tag b=rmq_b$tag net=10.77.$((tag % 250 + 1))
+cleanup() {
+	[ -n "${spid:-}" ] && kill "$spid" 2>/dev/null
+	ip netns del "$a" 2>/dev/null
+	ip netns del "$b" 2>/dev/null
+}
+trap cleanup EXIT
+setup() {
+	ip netns add "$a" && ip netns add "$b" &&
+	ip link add "va$tag" type veth peer name "vb$tag" &&
+	ip link set "va$tag" netns "$a" && ip link set "vb$tag" netns "$b" &&
+	ip -n "$a" addr add "$net.1/24" dev "va$tag" &&
+	ip -n "$b" addr add "$net.2/24" dev "vb$tag" &&
+	ip -n "$a" link set "va$tag" up && ip -n "$b" link set "vb$tag" up &&
+	ip -n "$a" link set lo up && ip -n "$b" link set lo up
+}
+if ! setup; then
+	echo "SKIP: cannot create network namespaces and a veth pair here"
+	exit 77
+fi
+
+fail=0
+port=26000
+for prov in tcp sockets; do
+	for bindhost in '*' "$net.1"; do
+		port=$((port + 1))
+		FI_SOCKETS_PE_WAITTIME=0 ip netns exec "$a" timeout 60 "$pp" \
+			--server -p "$prov" -B "$bindhost" -P "$port" &
+		spid=$!
+		if FI_SOCKETS_PE_WAITTIME=0 ip netns exec "$b" timeout 60 "$pp" \
+			--connect "$net.1:$port" -p "$prov" -S 0,64,65536,1048576 \
+			-I 50 --check --csv >/tmp/netns_$tag.out &&
+			wait "$spid"; then
+			echo "$prov bind $bindhost -> $net.1: ok"
+			cat /tmp/netns_$tag.out
+		else
+			echo "$prov bind $bindhost -> $net.1: FAILED"
+			cat /tmp/netns_$tag.out
+			fail=1
+		fi
+		spid=
+		rm -f /tmp/netns_$tag.out
+	done
+done
+
+# The host of the bound side vanishes while the other waits for it.
+port=$((port + 1))
+ip netns exec "$a" timeout 60 "$lost" serve "tcp://$net.1:$port" &
+spid=$!
+ip netns exec "$b" timeout 60 "$lost" wait "tcp://$net.1:$port" &
+wpid=$!
+sleep 1
+ip -n "$a" link set "va$tag" down
+if wait "$wpid"; then
+	echo "lost host noticed: ok"
+else
+	echo "lost host: FAILED (no ECONNRESET)"
+	fail=1
+fi
+exit $fail
