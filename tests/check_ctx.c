@@ -4,6 +4,7 @@
  * and a bad file makes rmq_ctx_new fail cleanly.
  */
 #include "testutil.h"
+#include "checkmain.h"
 
 static char cfg_path[64];
 
@@ -160,14 +161,4 @@ ctx_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(ctx_suite());
-	int      failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+RMQ_CHECK_MAIN(ctx_suite)

@@ -4,6 +4,7 @@
  * several REPs, and the state machine errors.
  */
 #include "testutil.h"
+#include "checkmain.h"
 
 #define NCLIENTS 3
 #define NREQ     50
@@ -260,14 +261,4 @@ reqrep_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(reqrep_suite());
-	int      failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+RMQ_CHECK_MAIN(reqrep_suite)

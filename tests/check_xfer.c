@@ -5,6 +5,7 @@
  * rmq_stats proves the path each size took on both sides.
  */
 #include "testutil.h"
+#include "checkmain.h"
 
 #define BIG  (64u * MiB)
 #define END  "__END__"
@@ -428,14 +429,4 @@ xfer_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(xfer_suite());
-	int      failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+RMQ_CHECK_MAIN(xfer_suite)
