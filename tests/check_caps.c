@@ -661,7 +661,7 @@ START_TEST(test_caps_inject_size_equal_header)
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c, rmq_caps_from_info(), "inject_max =
+ * Regression, now fixed (lib/caps.c, rmq_caps_from_info(), "inject_max =
  * min_nz(inject_size - RMQ_HDR_SIZE, row->inject_max)"): min_nz() takes
  * the 0 of "inject_size - 16 == 0" for "no limit" and returns the row cap,
  * so the efa row (cap 32) with inject_size 16 gets inject_max 32: a
@@ -831,7 +831,7 @@ START_TEST(test_caps_no_rma_read)
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c, rmq_caps_from_info(), "eager_max = max_msg_size -
+ * Regression, now fixed (lib/caps.c, rmq_caps_from_info(), "eager_max = max_msg_size -
  * RMQ_RTS_SIZE"): with max_msg_size below RMQ_RTS_SIZE (48) this wraps:
  * max_msg_size 40 gives eager_max SIZE_MAX - 7.  Expected: an eager_max
  * that fits in max_msg_size (or an error).
@@ -852,7 +852,7 @@ START_TEST(test_caps_tiny_max_msg_size_no_wrap)
 END_TEST
 
 /*
- * LIB BUG (lib/caps.c, rmq_caps_from_info()): inject_max is not limited by
+ * Regression, now fixed (lib/caps.c, rmq_caps_from_info()): inject_max is not limited by
  * max_msg_size, and the max_msg_size cap on eager_max runs after the
  * "never below inject_max" step, so shm's inject_size 4096 with
  * max_msg_size 1024 gives inject_max 4080 > eager_max 976: the selector
