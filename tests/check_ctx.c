@@ -146,6 +146,92 @@ START_TEST(test_missing_provider)
 }
 END_TEST
 
+/* A context is thread-safe: two threads, a socket each, one context. */
+#include <pthread.h>
+
+#define NTHREAD_MSGS 2000
+
+struct thr {
+	rmq_ctx    *ctx;
+	const char *prov;
+	char        ep[256];
+	int         ready; /* set when ep is bound */
+	int         fails;
+	pthread_mutex_t lock;
+	pthread_cond_t  cond;
+};
+
+static void *
+thr_server(void *arg)
+{
+	struct thr *t = arg;
+	rmq_socket *s;
+	char        bep[64];
+	size_t      len = sizeof(t->ep);
+	uint32_t    v, i;
+
+	if (rmq_socket_open(t->ctx, RMQ_PAIR, &s) != 0 ||
+	    rmq_bind(s, bind_addr(t->prov, bep, sizeof(bep))) != 0) {
+		t->fails++;
+		return NULL;
+	}
+	rmq_getopt(s, RMQ_LAST_ENDPOINT, t->ep, &len);
+	pthread_mutex_lock(&t->lock);
+	t->ready = 1;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	for (i = 0; i < NTHREAD_MSGS; i++) {
+		if (rmq_recv(s, &v, sizeof(v), 0) != sizeof(v) || v != i ||
+		    rmq_send(s, &v, sizeof(v), 0) != sizeof(v)) {
+			t->fails++;
+			break;
+		}
+	}
+	rmq_close(s);
+	return NULL;
+}
+
+static void
+threads_one_ctx(const char *prov)
+{
+	struct thr  t = {.prov = prov};
+	pthread_t   th;
+	rmq_socket *s;
+	uint32_t    i, v;
+
+	pthread_mutex_init(&t.lock, NULL);
+	pthread_cond_init(&t.cond, NULL);
+	ck_assert_int_eq(rmq_ctx_new(&t.ctx, NULL), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, thr_server, &t), 0);
+	pthread_mutex_lock(&t.lock);
+	while (!t.ready && t.fails == 0)
+		pthread_cond_wait(&t.cond, &t.lock);
+	pthread_mutex_unlock(&t.lock);
+	ck_assert_int_eq(rmq_socket_open(t.ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_connect(s, t.ep), 0);
+	for (i = 0; i < NTHREAD_MSGS; i++) {
+		ck_assert_int_eq(rmq_send(s, &i, sizeof(i), 0), sizeof(i));
+		ck_assert_int_eq(rmq_recv(s, &v, sizeof(v), 0), sizeof(v));
+		ck_assert_uint_eq(v, i);
+	}
+	ck_assert_int_eq(rmq_close(s), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(t.fails, 0);
+	ck_assert_int_eq(rmq_ctx_destroy(t.ctx), 0);
+}
+
+START_TEST(test_threads_share_a_context_shm)
+{
+	threads_one_ctx("shm");
+}
+END_TEST
+
+START_TEST(test_threads_share_a_context_tcp)
+{
+	threads_one_ctx("tcp");
+}
+END_TEST
+
 static Suite *
 ctx_suite(void)
 {
@@ -157,6 +243,8 @@ ctx_suite(void)
 	tcase_add_test(tc, test_yaml_provider_for_fabric_endpoints);
 	tcase_add_test(tc, test_bad_yaml_fails_cleanly);
 	tcase_add_test(tc, test_missing_provider);
+	tcase_add_test(tc, test_threads_share_a_context_shm);
+	tcase_add_test(tc, test_threads_share_a_context_tcp);
 	suite_add_tcase(s, tc);
 	return s;
 }
