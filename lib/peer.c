@@ -76,7 +76,7 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct rmq_rxent *e;
 
-	while ((e = rmq_rxq_pop(p)) != NULL)
+	while ((e = rmq_rxq_pop(s, p)) != NULL)
 		rmq_rxent_free(s, e);
 	if (p->fiaddr != FI_ADDR_UNSPEC && s->av != NULL)
 		fi_av_remove(s->av, &p->fiaddr, 1, 0);

@@ -310,6 +310,8 @@ struct rmq_socket {
 	int64_t            next_ctrl_poll;
 
 	bool               in_recv;    /* a recv is waiting: no bg pulls */
+	size_t             nqueued;    /* messages queued on all peers */
+	unsigned           ticks;      /* progress calls, for cheap timers */
 	int                cts_pending; /* rndv_send: tsends to post */
 	bool               closing;
 	struct rmq_stats   stats;
@@ -365,9 +367,10 @@ int  rmq_progress(struct rmq_socket *s);
 int  rmq_progress_cq(struct rmq_socket *s);
 
 struct rmq_waiter {
-	int64_t start;
-	int64_t deadline;
-	int     backoff_us;
+	int64_t  start;
+	int64_t  deadline;
+	int      backoff_us;
+	unsigned spins;    /* read the clock every 64 spins only */
 };
 void rmq_waiter_init(struct rmq_waiter *w, int timeout_ms);
 /*
@@ -393,7 +396,7 @@ int rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
 void rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
                  size_t len);
 /* Take the next queued message of p off its queue. */
-struct rmq_rxent *rmq_rxq_pop(struct rmq_peer *p);
+struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p);
 /*
  * Deliver e: copy/read its payload into buf (cap bytes), or into a new
  * rmq_msg (msgp != NULL).  Frees e.  Returns the full size or -error.

@@ -274,9 +274,13 @@ have_msg(struct rmq_socket *s, void *arg)
 	struct rmq_peer **pp = arg;
 	int               i;
 
-	*pp = rmq_sock_fair_peer(s);
-	if (*pp != NULL)
-		return 1;
+	if (s->nqueued > 0) {
+		*pp = rmq_sock_fair_peer(s);
+		if (*pp != NULL)
+			return 1;
+	}
+	if (s->nlive > 0)
+		return 0; /* the common case, checked without a scan */
 	for (i = 0; i < s->peers_cap; i++)
 		if (s->peers[i] != NULL &&
 		    s->peers[i]->state != RMQ_PEER_DEAD)
@@ -294,7 +298,7 @@ rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 	rc         = rmq_sock_wait(s, flags, s->rcvtimeo, have_msg, &p);
 	s->in_recv = false;
 	if (rc == 0)
-		*e = rmq_rxq_pop(p);
+		*e = rmq_rxq_pop(s, p);
 	return rc;
 }
 

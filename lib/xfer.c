@@ -449,8 +449,9 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 /* ---- receiving ---- */
 
 static void
-rxq_push(struct rmq_peer *p, struct rmq_rxent *e)
+rxq_push(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 {
+	s->nqueued++;
 	e->next = NULL;
 	if (p->qtail != NULL)
 		p->qtail->next = e;
@@ -461,12 +462,13 @@ rxq_push(struct rmq_peer *p, struct rmq_rxent *e)
 }
 
 struct rmq_rxent *
-rmq_rxq_pop(struct rmq_peer *p)
+rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct rmq_rxent *e = p->qhead;
 
 	if (e == NULL)
 		return NULL;
+	s->nqueued--;
 	p->qhead = e->next;
 	if (p->qhead == NULL)
 		p->qtail = NULL;
@@ -566,7 +568,7 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 			consumed(s, p);
 			return;
 		}
-		rxq_push(p, e);
+		rxq_push(s, p, e);
 		break;
 	case RMQ_MT_FIN:
 		p->recvd++;

@@ -66,7 +66,7 @@ req_ready(struct rmq_socket *s, void *arg)
 		p = s->peers[i];
 		while (p != NULL && p->qhead != NULL &&
 		       (p->id != r->peer_id || p->qhead->msgid != r->msgid)) {
-			rmq_xfer_discard(s, rmq_rxq_pop(p));
+			rmq_xfer_discard(s, rmq_rxq_pop(s, p));
 			p = s->peers[i]; /* discard may reap it */
 		}
 	}
@@ -91,7 +91,7 @@ req_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
 	rc = rmq_sock_wait(s, flags, s->rcvtimeo, req_ready, r);
 	if (rc != 0)
 		return rc;
-	*e         = rmq_rxq_pop(rmq_peer_lookup(s, r->peer_id));
+	*e         = rmq_rxq_pop(s, rmq_peer_lookup(s, r->peer_id));
 	r->waiting = false;
 	return 0;
 }
