@@ -64,8 +64,23 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 {
 	struct rmq_op *op = ctx;
 
-	if (op == NULL)
+	if (op == NULL) {
+		/*
+		 * shm 1.17's fast RMA path reports a failed read (a peer's
+		 * bad address or key) with no context, synchronously inside
+		 * fi_read: it can only be the fetch under way, and nothing
+		 * will complete that op later.
+		 */
+		if (err != 0 && s->cur_read != NULL) {
+			rmq_log(RMQ_LOG_WARN,
+			        "rendezvous read failed: %s (no context)",
+			        fi_strerror(-err));
+			s->cur_read->status  = err;
+			s->cur_read->pending = 0;
+			s->cur_read->orphaned = true;
+		}
 		return;
+	}
 	switch (op->kind) {
 	case RMQ_OP_SLAB:
 		if (err != 0) {
@@ -100,7 +115,7 @@ rmq_progress_cq(struct rmq_socket *s)
 	struct fi_cq_data_entry ent[RMQ_CQ_BATCH];
 	struct fi_cq_err_entry  err;
 	ssize_t                 n;
-	int                     i, total = 0;
+	int                     i, e, total = 0;
 
 	if (s->cq == NULL)
 		return 0;
@@ -119,8 +134,11 @@ rmq_progress_cq(struct rmq_socket *s)
 			memset(&err, 0, sizeof(err));
 			if (fi_cq_readerr(s->cq, &err, 0) != 1)
 				break;
-			dispatch(s, err.op_context, err.flags, NULL, 0,
-			         -(int) err.err);
+			/* Some providers (shm 1.17's fast RMA) put a negative
+			 * code in err.err: normalise, and never let it be 0. */
+			e = (int) err.err;
+			e = e > 0 ? -e : e == 0 ? -FI_EIO : e;
+			dispatch(s, err.op_context, err.flags, NULL, 0, e);
 			total++;
 			continue;
 		}

@@ -198,6 +198,7 @@ struct rmq_read {
 	size_t            nchunks;
 	size_t            pending;
 	int               status;
+	bool              orphaned; /* failed by a context-less error */
 	struct fid_mr    *mr;       /* local registration (FI_MR_LOCAL) */
 };
 
@@ -311,6 +312,7 @@ struct rmq_socket {
 
 	bool               in_recv;    /* a recv is waiting: no bg pulls */
 	size_t             nqueued;    /* messages queued on all peers */
+	struct rmq_read   *cur_read;   /* the rendezvous fetch under way */
 	unsigned           ticks;      /* progress calls, for cheap timers */
 	int                cts_pending; /* rndv_send: tsends to post */
 	bool               closing;

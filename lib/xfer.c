@@ -619,6 +619,7 @@ ops_wait(struct rmq_socket *s, struct rmq_peer *p, struct rmq_read *rd,
 	size_t            i;
 
 	rmq_waiter_init(&w, -1);
+	s->cur_read = rd;
 	while (rd->pending > 0) {
 		if (rmq_progress(s) > 0)
 			continue;
@@ -634,6 +635,7 @@ ops_wait(struct rmq_socket *s, struct rmq_peer *p, struct rmq_read *rd,
 		}
 		(void) rmq_wait_idle(s, &w);
 	}
+	s->cur_read = NULL;
 }
 
 /*
@@ -663,7 +665,9 @@ rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 			goto out;
 	}
 	rmq_waiter_init(&w, -1);
-	for (i = 0, off = 0; i < rd.nchunks; i++, off += chunk) {
+	s->cur_read = &rd;
+	for (i = 0, off = 0; i < rd.nchunks && !rd.orphaned;
+	     i++, off += chunk) {
 		size_t len = n - off < chunk ? n - off : chunk;
 
 		ops[i].op.kind = RMQ_OP_READ;
@@ -682,7 +686,8 @@ rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 		}
 		if (rc != 0)
 			break;
-		rd.pending++;
+		if (!rd.orphaned)
+			rd.pending++;
 	}
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "fi_read from %s: %s", p->name,
