@@ -3,7 +3,9 @@
 # rmq_pingpong side by side, on the same provider and sizes, in the same run,
 # and print the ratios.  See /work/shared/ANCHORS.md for why the anchor must
 # always be measured next to librmq: absolute figures are only comparable
-# within one run on one machine.
+# within one run on one machine.  With --zmq, ZeroMQ REQ/REP ping-pong
+# (perf/zmq_pingpong, built when libzmq is found) is a second anchor,
+# measured in the same loop.
 #
 # Conventions (as fi_pingpong): latency is one-way = round trip / 2,
 # ping-pong MB/s = size / one-way time (MB = 10^6 bytes).  Both sides busy
@@ -12,6 +14,7 @@
 # Environment:
 #   RMQ_PINGPONG   path of rmq_pingpong (default BUILD_DIR/perf/rmq_pingpong)
 #   FI_PINGPONG    path of fi_pingpong  (default: fi_pingpong from PATH)
+#   ZMQ_PINGPONG   path of zmq_pingpong (default BUILD_DIR/perf/zmq_pingpong)
 #   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
 #   lo unless already set; they apply to both binaries.
 
@@ -22,7 +25,8 @@ prog=${0##*/}
 usage() {
 	cat <<EOF
 Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
-       [-T TIMEOUT] [--csv FILE] [-v] [-h]
+       [-T TIMEOUT] [--zmq TRANSPORT ...] [--zmq-same-cpu] [--csv FILE]
+       [-v] [-h]
 
 Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
 table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
@@ -39,6 +43,17 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
   -T TIMEOUT    seconds allowed for each single run (default 60, but 300 for
                 sockets, whose fi_pingpong needs ~1 ms per message >= 512 B
                 on two cores); a run that exceeds it is killed, shows FAIL
+  --zmq TRANSPORT
+                also run zmq_pingpong (ZeroMQ REQ/REP) over tcp or ipc in the
+                same loop and add its p50 latency, MB/s and the ratio
+                rmq p50 / zmq p50 per size; repeat or give a comma list.
+                The binary is BUILD_DIR/perf/zmq_pingpong (built only when
+                libzmq is found) unless ZMQ_PINGPONG is set; if it is
+                missing the zmq columns are skipped with a warning.
+  --zmq-same-cpu
+                run both zmq_pingpong processes on CPU 0 (the placement of
+                ANCHORS.md's ZeroMQ rows; ZeroMQ blocks, and waking a
+                process on the other CPU costs ~50 us) instead of 0 and 1
   --csv FILE    also write the results as CSV (header lines start with '#')
   -v            print every command to stderr as it is run
   -h, --help    this help
@@ -61,6 +76,8 @@ iter_override=""
 runs=3
 build_dir=./build
 csv_file=""
+zmq_transports=()
+zmq_same_cpu=0
 run_timeout="" # default: 60 s, 300 s for sockets (see timeout_for)
 verbose=0
 
@@ -100,6 +117,9 @@ while [[ $# -gt 0 ]]; do
 	-b*) build_dir=${1#-b}; shift ;;
 	-T) need_arg "$@"; run_timeout=$2; shift 2 ;;
 	-T*) run_timeout=${1#-T}; shift ;;
+	--zmq) need_arg "$@"; add_list zmq_transports "$2"; shift 2 ;;
+	--zmq=*) add_list zmq_transports "${1#--zmq=}"; shift ;;
+	--zmq-same-cpu) zmq_same_cpu=1; shift ;;
 	--csv) need_arg "$@"; csv_file=$2; shift 2 ;;
 	--csv=*) csv_file=${1#--csv=}; shift ;;
 	-v) verbose=1; shift ;;
@@ -110,6 +130,8 @@ done
 
 [[ ${#providers[@]} -gt 0 ]] || providers=(shm)
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(1 8 64 1024 4096 65536 1048576 4194304)
+[[ ${#zmq_transports[@]} -gt 0 || $zmq_same_cpu -eq 0 ]] ||
+	die_usage "--zmq-same-cpu needs --zmq"
 
 for p in "${providers[@]}"; do
 	case $p in
@@ -117,6 +139,14 @@ for p in "${providers[@]}"; do
 	*) die_usage "unsupported provider '$p' (shm, tcp, sockets)" ;;
 	esac
 done
+zts=()
+for t in "${zmq_transports[@]}"; do
+	case $t in
+	tcp | ipc) [[ " ${zts[*]} " == *" $t "* ]] || zts+=("$t") ;;
+	*) die_usage "unsupported zmq transport '$t' (tcp, ipc)" ;;
+	esac
+done
+zmq_transports=("${zts[@]}")
 for i in "${!sizes[@]}"; do
 	b=$(to_bytes "${sizes[$i]}") || die_usage "bad size '${sizes[$i]}'"
 	[[ $b -ge 1 ]] || die_usage "bad size '${sizes[$i]}'"
@@ -130,11 +160,25 @@ done
 
 fi_bin=${FI_PINGPONG:-fi_pingpong}
 rmq_bin=${RMQ_PINGPONG:-$build_dir/perf/rmq_pingpong}
+zmq_bin=${ZMQ_PINGPONG:-$build_dir/perf/zmq_pingpong}
 
 command -v "$fi_bin" >/dev/null 2>&1 ||
 	{ echo "$prog: $fi_bin not found (apt-get install libfabric-bin)" >&2; exit 2; }
 [[ -x $rmq_bin && ! -d $rmq_bin ]] ||
 	{ echo "$prog: $rmq_bin not found or not executable (build with -Dperf=true, or set RMQ_PINGPONG)" >&2; exit 2; }
+zmq_version="" zmq_skipped=""
+if [[ ${#zmq_transports[@]} -gt 0 ]]; then
+	if [[ -x $zmq_bin && ! -d $zmq_bin ]]; then
+		zmq_version=$("$zmq_bin" --version 2>/dev/null | sed -n '1s/.*(\(.*\)).*/\1/p' || true)
+		[[ -n $zmq_version ]] || zmq_version="version unknown"
+	else
+		echo "$prog: $zmq_bin not found or not executable (built only when libzmq is found: apt-get install libzmq3-dev, or set ZMQ_PINGPONG); skipping the zmq columns" >&2
+		zmq_skipped=${zmq_transports[*]}
+		zmq_transports=()
+	fi
+fi
+zmq_flags=()
+[[ $zmq_same_cpu -eq 0 ]] || zmq_flags=(--same-cpu)
 for c in taskset timeout awk sort; do
 	command -v "$c" >/dev/null 2>&1 || { echo "$prog: $c not found" >&2; exit 2; }
 done
@@ -324,21 +368,23 @@ fi_once() {
 	read -r r_lat r_bw <"$tmpdir/parsed"
 }
 
-# rmq_once PROV SIZE ITERS -> sets r_lat r_bw r_path, or returns 1
-rmq_once() {
-	local prov=$1 size=$2 iters=$3 out err pid rc=0
-	out=$tmpdir/rmq.csv err=$tmpdir/rmq.err
+# csv_once NAME TAG SIZE ITERS CMD... -> sets r_lat r_bw r_path, or returns 1.
+# CMD prints rmq_pingpong's CSV (size,lat_p50_us,lat_p99_us,mbps,path);
+# NAME and TAG (provider or transport) only label failures.
+csv_once() {
+	local name=$1 tag=$2 size=$3 iters=$4 out err pid rc=0
+	shift 4
+	out=$tmpdir/$name.csv err=$tmpdir/$name.err
 	# stdout must stay clean CSV: stderr goes to its own file
-	[[ $verbose -eq 0 ]] || echo "+ $rmq_bin --local -p $prov -S $size -I $iters --csv" >&2
-	timeout -k 5 "$tmo" "$rmq_bin" --local -p "$prov" -S "$size" -I "$iters" --csv \
-		>"$out" 2>"$err" </dev/null &
+	[[ $verbose -eq 0 ]] || echo "+ $*" >&2
+	timeout -k 5 "$tmo" "$@" >"$out" 2>"$err" </dev/null &
 	pid=$!
 	live_pids+=("$pid")
 	finish_bg "$pid" || rc=$?
 	if [[ $rc -ne 0 ]]; then
 		local why="exit $rc"
 		[[ $rc -eq 124 ]] && why="timeout ${tmo}s"
-		fail_log "rmq_pingpong $prov $size B -I $iters ($why)" "$out" "$err"
+		fail_log "$name $tag $size B -I $iters ($why)" "$out" "$err"
 		return 1
 	fi
 	# size,lat_p50_us,lat_p99_us,mbps,path (columns found by name)
@@ -355,10 +401,24 @@ rmq_once() {
 			gsub(/[ \t]/, "_", path); if (path == "") path = "-"
 			ok = 1 }
 		END { if (!ok) exit 1; print lat, bw, path }' "$out" >"$tmpdir/parsed"; then
-		fail_log "cannot parse rmq_pingpong CSV ($prov, $size B)" "$out" "$err"
+		fail_log "cannot parse $name CSV ($tag, $size B)" "$out" "$err"
 		return 1
 	fi
 	read -r r_lat r_bw r_path <"$tmpdir/parsed"
+}
+
+# rmq_once PROV SIZE ITERS -> sets r_lat r_bw r_path, or returns 1
+rmq_once() {
+	csv_once rmq_pingpong "$1" "$2" "$3" \
+		"$rmq_bin" --local -p "$1" -S "$2" -I "$3" --csv
+}
+
+# zmq_once TRANSPORT SIZE ITERS -> sets r_lat r_bw r_path, or returns 1.
+# zmq_pingpong forks and pins itself (CPU 0 and 1, or 0 with --same-cpu)
+# and picks its own ephemeral port or ipc path.
+zmq_once() {
+	csv_once zmq_pingpong "$1" "$2" "$3" \
+		"$zmq_bin" --transport "$1" "${zmq_flags[@]}" -S "$2" -I "$3" --csv
 }
 
 median() { # values on stdin, one per line
@@ -389,15 +449,37 @@ ratio() { # ratio A B = A/B
 
 fi_version=$(fi_info --version 2>/dev/null | head -n 1 || true)
 [[ -n $fi_version ]] || fi_version="unknown"
-header=(
-	"librmq vs fi_pingpong, $(date '+%Y-%m-%d %H:%M:%S %z')"
-	"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
-	"libfabric: $fi_version"
-	"rmq_pingpong: $rmq_bin"
-	"median of $runs run(s), fi and rmq runs interleaved"
-	"one-way latency = round trip / 2; MB/s = size / one-way time (MB = 10^6 B)"
-	"lat ratio = rmq/fi (lower is better); bw ratio = rmq/fi (higher is better)"
-)
+zmq_cpus="0,1"
+[[ $zmq_same_cpu -eq 0 ]] || zmq_cpus="0,0 (same CPU)"
+if [[ ${#zmq_transports[@]} -gt 0 ]]; then
+	header=(
+		"librmq vs fi_pingpong and ZeroMQ, $(date '+%Y-%m-%d %H:%M:%S %z')"
+		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
+		"libfabric: $fi_version"
+		"rmq_pingpong: $rmq_bin"
+		"zmq_pingpong: $zmq_bin ($zmq_version), REQ/REP over ${zmq_transports[*]}, cpus $zmq_cpus"
+		"median of $runs run(s), fi, rmq and zmq runs interleaved (zmq is measured again for each provider)"
+		"one-way latency = round trip / 2; MB/s = size / one-way time (MB = 10^6 B)"
+		"lat ratio = rmq mean / fi mean (fi_pingpong reports means; lower is better); bw ratio = rmq/fi (higher is better)"
+		"zmq T p50 = zmq_pingpong's p50 in us; rmq/zmq T = rmq p50 / zmq T p50 (lower is better)"
+	)
+else
+	header=(
+		"librmq vs fi_pingpong, $(date '+%Y-%m-%d %H:%M:%S %z')"
+		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
+		"libfabric: $fi_version"
+		"rmq_pingpong: $rmq_bin"
+		"median of $runs run(s), fi and rmq runs interleaved"
+		"one-way latency = round trip / 2; MB/s = size / one-way time (MB = 10^6 B)"
+		"lat ratio = rmq mean / fi mean (fi_pingpong reports means; lower is better); bw ratio = rmq/fi (higher is better)"
+	)
+	[[ -z $zmq_skipped ]] ||
+		header+=("zmq_pingpong: $zmq_bin not found, zmq columns ($zmq_skipped) skipped")
+fi
+
+zmq_cmd() { # the zmq_pingpong command line for one transport, for headers
+	echo "$zmq_bin --transport $1${zmq_flags[*]:+ ${zmq_flags[*]}} -S SIZE -I ITER --csv"
+}
 
 csv_init() {
 	[[ -n $csv_file ]] || return 0
@@ -409,14 +491,40 @@ csv_init() {
 			echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
 			echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p -S SIZE -I ITER --csv"
 		done
-		echo "provider,size,iters,fi_lat_us,rmq_p50_us,lat_ratio,fi_mbps,rmq_mbps,bw_ratio,rmq_path"
+		for t in "${zmq_transports[@]}"; do
+			echo "# zmq $t: $(zmq_cmd "$t")"
+		done
+		printf '%s' "provider,size,iters,fi_lat_us,rmq_p50_us,rmq_mean_us,lat_ratio,fi_mbps,rmq_mbps,bw_ratio,rmq_path"
+		for t in "${zmq_transports[@]}"; do
+			printf ',zmq_%s_p50_us,zmq_%s_mbps,zmq_%s_lat_ratio' "$t" "$t" "$t"
+		done
+		printf '\n'
 	} >"$csv_file"
 }
 
 for l in "${header[@]}"; do echo "# $l"; done
 csv_init
 
-row_fmt='| %8s | %6s | %9s | %10s | %9s | %9s | %9s | %8s | %-20s |\n'
+row_fmt='| %8s | %6s | %9s | %10s | %11s | %9s | %9s | %9s | %8s | %-20s |'
+zmq_fmt=' %11s | %12s | %11s |'
+
+print_row() { # the 10 fi/rmq columns, then 3 per zmq transport
+	# shellcheck disable=SC2059
+	printf "$row_fmt" "${@:1:10}"
+	shift 10
+	while [[ $# -ge 3 ]]; do
+		# shellcheck disable=SC2059
+		printf "$zmq_fmt" "$1" "$2" "$3"
+		shift 3
+	done
+	printf '\n'
+}
+
+zmq_heads=() zmq_rules=()
+for t in "${zmq_transports[@]}"; do
+	zmq_heads+=("zmq $t p50" "zmq $t MB/s" "rmq/zmq $t")
+	zmq_rules+=("----------:" "-----------:" "----------:")
+done
 
 any_fail=0
 for prov in "${providers[@]}"; do
@@ -428,16 +536,20 @@ for prov in "${providers[@]}"; do
 	echo "    server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e rdm -I ITER -S SIZE -B PORT"
 	echo "    client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
 	echo "    rmq:    $(prov_env "$prov")$rmq_bin --local -p $prov -S SIZE -I ITER --csv"
+	for t in "${zmq_transports[@]}"; do
+		echo "    zmq $t: $(zmq_cmd "$t")"
+	done
 	echo
-	# shellcheck disable=SC2059
-	printf "$row_fmt" size iters "fi us" "rmq p50 us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path"
-	# shellcheck disable=SC2059
-	printf "$row_fmt" "-------:" "-----:" "--------:" "---------:" "--------:" "--------:" "--------:" "-------:" "--------------------"
+	print_row size iters "fi us" "rmq p50 us" "rmq mean us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path" \
+		"${zmq_heads[@]}"
+	print_row "-------:" "-----:" "--------:" "---------:" "----------:" "--------:" "--------:" "--------:" "-------:" "--------------------" \
+		"${zmq_rules[@]}"
 
 	for size in "${sizes[@]}"; do
 		iters=$(iters_for "$size")
 		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=()
 		fi_failed=0 rmq_failed=0
+		declare -A zmq_lats=() zmq_bws=() zmq_failed=()
 		for ((r = 1; r <= runs; r++)); do
 			if fi_once "$prov" "$size" "$iters"; then
 				fi_lats+=("$r_lat") fi_bws+=("$r_bw")
@@ -451,7 +563,16 @@ for prov in "${providers[@]}"; do
 			else
 				rmq_failed=1 rmq_msg="rmq FAIL"
 			fi
-			echo "[$prov ${size} B x$iters run $r/$runs] $fi_msg, $rmq_msg" >&2
+			zmq_msg=""
+			for t in "${zmq_transports[@]}"; do
+				if zmq_once "$t" "$size" "$iters"; then
+					zmq_lats[$t]+="$r_lat " zmq_bws[$t]+="$r_bw "
+					zmq_msg+=", zmq $t $r_lat us"
+				else
+					zmq_failed[$t]=1 zmq_msg+=", zmq $t FAIL"
+				fi
+			done
+			echo "[$prov ${size} B x$iters run $r/$runs] $fi_msg, $rmq_msg$zmq_msg" >&2
 		done
 
 		if [[ $fi_failed -eq 0 ]]; then
@@ -467,16 +588,34 @@ for prov in "${providers[@]}"; do
 		else
 			rmq_lat=FAIL rmq_bw=FAIL path=- any_fail=1
 		fi
-		lat_r=$(ratio "$rmq_lat" "$fi_lat")
+		zmq_cols=()
+		for t in "${zmq_transports[@]}"; do
+			if [[ -z ${zmq_failed[$t]:-} ]]; then
+				zl=$(printf '%s' "${zmq_lats[$t]}" | tr ' ' '\n' | median)
+				zb=$(printf '%s' "${zmq_bws[$t]}" | tr ' ' '\n' | median)
+			else
+				zl=FAIL zb=FAIL any_fail=1
+			fi
+			zmq_cols+=("$(fmt "$zl")" "$(fmt "$zb")" "$(ratio "$rmq_lat" "$zl")")
+		done
+		# fi_pingpong reports a mean: compare it with rmq's mean
+		# (size / MB/s), not with rmq's median.
+		rmq_mean=$(awk -v s="$size" -v b="$rmq_bw" \
+			'BEGIN { if (b ~ /^[0-9.]+$/ && b > 0 && s > 0) printf "%.3f", s / b; else print "-" }')
+		lat_r=$(ratio "$rmq_mean" "$fi_lat")
 		bw_r=$(ratio "$rmq_bw" "$fi_bw")
 		fi_lat=$(fmt "$fi_lat") fi_bw=$(fmt "$fi_bw")
-		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw")
+		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw") rmq_mean=$(fmt "$rmq_mean")
 
-		# shellcheck disable=SC2059
-		printf "$row_fmt" "$size" "$iters" "$fi_lat" "$rmq_lat" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path"
+		print_row "$size" "$iters" "$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" \
+			"${zmq_cols[@]}"
 		if [[ -n $csv_file ]]; then
-			printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$prov" "$size" "$iters" \
-				"$fi_lat" "$rmq_lat" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" >>"$csv_file"
+			{
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s' "$prov" "$size" "$iters" \
+					"$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path"
+				[[ ${#zmq_cols[@]} -eq 0 ]] || printf ',%s' "${zmq_cols[@]}"
+				printf '\n'
+			} >>"$csv_file"
 		fi
 	done
 done

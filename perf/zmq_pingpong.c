@@ -1,0 +1,821 @@
+/*
+ * zmq_pingpong: the ZeroMQ anchor for rmq_pingpong --local.  Two processes
+ * play REQ/REP ping-pong over ZeroMQ tcp (127.0.0.1, ephemeral port) or ipc
+ * (a socket file under /tmp, unique per pid) and report, per message size,
+ * the one-way latency and ping-pong bandwidth in rmq_pingpong's CSV format,
+ * so perf/compare.sh can put both side by side.
+ *
+ * Conventions as rmq_pingpong and fi_pingpong: the measuring side (REQ) is
+ * pinned to CPU A, the echo side (REP, forked child) to CPU B; warm-up is
+ * 10% of the iterations, at least 10; one-way latency = round trip / 2 for
+ * each iteration; p50/p99 over the timed iterations; MB/s = size / mean
+ * one-way time (1 MB = 10^6 bytes).  The echo side receives into one buffer
+ * and sends from another.  Sockets block (ZeroMQ has no busy-poll mode), so
+ * libzmq's I/O thread runs on the same CPU as the thread that created the
+ * context: pinning happens before zmq_ctx_new.
+ *
+ * Shutdown: ZeroMQ may drop the last messages of a socket closed right after
+ * sending them, whatever ZMQ_LINGER says (libzmq issue 4660, seen on ipc).
+ * So the measuring side ends with a DONE request whose reply it waits for,
+ * and the echo side does not close its socket until the measuring side has
+ * released it through a pipe, i.e. after that reply has arrived.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#define PROG       "zmq_pingpong"
+#define PLAN_MAGIC 0x5a504d50u /* "PMPZ" */
+#define CMD_SIZE   1
+#define CMD_DONE   2
+#define MAX_SIZES  64
+#define LINGER_MS  1000  /* nothing is pending at a clean close */
+#define IO_TIMEOUT 30000 /* ms; a round trip never takes this long */
+
+struct plan {
+	uint32_t magic;
+	uint32_t cmd;
+	uint64_t size;
+	uint64_t iters;
+};
+
+struct opts {
+	const char *transport; /* "tcp" or "ipc" */
+	bool        csv, same_cpu;
+	int         iters, warmup;
+	int         cpus[2];
+	size_t      sizes[MAX_SIZES];
+	int         nsizes;
+};
+
+static const char *side = "measure"; /* for error messages */
+static volatile sig_atomic_t child_exited;
+static volatile pid_t        child_pid = -1;
+static char                  ipc_path[96]; /* unlinked at exit if set */
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "usage: " PROG " [--transport tcp|ipc] [-S SIZE[,SIZE...]|all] "
+	        "[-I ITER] [-W WARMUP]\n"
+	        "                    [--cpus A,B | --same-cpu] [--csv] "
+	        "[--version] [--help]\n"
+	        "REQ/REP ping-pong between two forked processes over ZeroMQ.\n"
+	        "  --transport  tcp (127.0.0.1, ephemeral port; default) or "
+	        "ipc (/tmp/" PROG ".PID.ipc)\n"
+	        "  -S           sizes in bytes, k/m suffix allowed; all = 1 B .. "
+	        "4 MiB, powers of two\n"
+	        "               (default all)\n"
+	        "  -I           timed iterations per size (default 10000 up to "
+	        "64 KiB, 1000 above)\n"
+	        "  -W           warm-up iterations (default 10%% of ITER, at "
+	        "least 10)\n"
+	        "  --cpus A,B   pin the measuring side to CPU A, the echo side "
+	        "to CPU B (default 0,1;\n"
+	        "               a negative CPU leaves that side unpinned)\n"
+	        "  --same-cpu   both sides on CPU A\n"
+	        "  --csv        print size,lat_p50_us,lat_p99_us,mbps,path\n");
+}
+
+static int
+fail(const char *what)
+{
+	fprintf(stderr, PROG " (%s): %s\n", side, what);
+	return 1;
+}
+
+static int
+fail_errno(const char *what, int err)
+{
+	fprintf(stderr, PROG " (%s): %s: %s\n", side, what, strerror(err));
+	return 1;
+}
+
+static int
+fail_zmq(const char *what)
+{
+	int err = errno;
+
+	if (err == EAGAIN)
+		fprintf(stderr, PROG " (%s): %s: no progress in %d s, peer gone?\n",
+		        side, what, IO_TIMEOUT / 1000);
+	else
+		fprintf(stderr, PROG " (%s): %s: %s\n", side, what,
+		        zmq_strerror(err));
+	return 1;
+}
+
+static int
+parse_size(const char *s, size_t *out)
+{
+	char              *end;
+	unsigned long long v;
+	int                shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v     = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		shift = 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20, end++;
+	if (*end != '\0' || v > (SIZE_MAX >> shift) || (v << shift) > (1ull << 30))
+		return -1;
+	*out = (size_t) (v << shift);
+	return 0;
+}
+
+static int
+parse_sizes(struct opts *o, const char *arg)
+{
+	char  *dup, *tok, *save = NULL;
+	size_t v;
+	int    rc = 0;
+
+	o->nsizes = 0;
+	if (strcmp(arg, "all") == 0) {
+		for (v = 1; v <= ((size_t) 4 << 20); v <<= 1)
+			o->sizes[o->nsizes++] = v;
+		return 0;
+	}
+	dup = strdup(arg);
+	if (dup == NULL)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->nsizes == MAX_SIZES || parse_size(tok, &v) != 0) {
+			rc = -1;
+			break;
+		}
+		o->sizes[o->nsizes++] = v;
+	}
+	free(dup);
+	return rc == 0 && o->nsizes > 0 ? 0 : -1;
+}
+
+static int
+parse_int(const char *s, int min, int *out)
+{
+	char *end;
+	long  v;
+
+	errno = 0;
+	v     = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > INT32_MAX)
+		return -1;
+	*out = (int) v;
+	return 0;
+}
+
+static int
+parse_cpus(const char *s, int cpus[2])
+{
+	char  buf[64], *comma;
+	int   a, b;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	comma = strchr(buf, ',');
+	if (comma == NULL)
+		return -1;
+	*comma = '\0';
+	if (parse_int(buf, INT32_MIN, &a) != 0 ||
+	    parse_int(comma + 1, INT32_MIN, &b) != 0 || a >= CPU_SETSIZE ||
+	    b >= CPU_SETSIZE)
+		return -1;
+	cpus[0] = a;
+	cpus[1] = b;
+	return 0;
+}
+
+static int
+pin(int cpu)
+{
+	cpu_set_t set;
+	char      what[48];
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+		snprintf(what, sizeof(what), "cannot pin to CPU %d", cpu);
+		return fail_errno(what, errno);
+	}
+	return 0;
+}
+
+/* CLOCK_MONOTONIC is checked once in main(); it cannot fail afterwards. */
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * zmq_send/zmq_recv that retry when a signal interrupts them, unless the
+ * signal was SIGCHLD for the echo side's exit (then fail with ECONNRESET).
+ * Return 0 if exactly len bytes went, or arrived in a message of exactly
+ * len bytes; else -1 with errno set (EMSGSIZE for a wrong-sized message).
+ */
+static int
+xsend(void *s, const void *buf, size_t len)
+{
+	int rc;
+
+	while ((rc = zmq_send(s, buf, len, 0)) < 0 && errno == EINTR)
+		if (child_exited) {
+			errno = ECONNRESET;
+			return -1;
+		}
+	if (rc >= 0 && (size_t) rc != len) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+xrecv(void *s, void *buf, size_t len)
+{
+	int rc;
+
+	while ((rc = zmq_recv(s, buf, len, 0)) < 0 && errno == EINTR)
+		if (child_exited) {
+			errno = ECONNRESET;
+			return -1;
+		}
+	if (rc >= 0 && (size_t) rc != len) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+static int
+setopt_int(void *s, int opt, int val, const char *name)
+{
+	if (zmq_setsockopt(s, opt, &val, sizeof(val)) != 0)
+		return fail_zmq(name);
+	return 0;
+}
+
+/* A REQ or REP socket with bounded linger and send/receive timeouts. */
+static int
+open_socket(void *ctx, int type, void **out)
+{
+	void *s = zmq_socket(ctx, type);
+
+	*out = s;
+	if (s == NULL)
+		return fail_zmq("zmq_socket");
+	if (setopt_int(s, ZMQ_LINGER, LINGER_MS, "ZMQ_LINGER") != 0 ||
+	    setopt_int(s, ZMQ_RCVTIMEO, IO_TIMEOUT, "ZMQ_RCVTIMEO") != 0 ||
+	    setopt_int(s, ZMQ_SNDTIMEO, IO_TIMEOUT, "ZMQ_SNDTIMEO") != 0)
+		return 1;
+	return 0;
+}
+
+static int
+close_all(void *s, void *ctx)
+{
+	int ret = 0;
+
+	if (s != NULL && zmq_close(s) != 0)
+		ret = fail_zmq("zmq_close");
+	if (ctx != NULL) {
+		while (zmq_ctx_term(ctx) != 0)
+			if (errno != EINTR) {
+				ret = fail_zmq("zmq_ctx_term");
+				break;
+			}
+	}
+	return ret;
+}
+
+/* ----------------------------------------------------------- echo side */
+
+static int
+echo_loop(void *s)
+{
+	struct plan p;
+	uint8_t    *buf = NULL, *sbuf = NULL;
+	size_t      cap = 0;
+	uint64_t    i;
+	int         ret = 1;
+
+	for (;;) {
+		if (xrecv(s, &p, sizeof(p)) != 0) {
+			fail_zmq("receive plan");
+			goto out;
+		}
+		if (p.magic != PLAN_MAGIC ||
+		    (p.cmd != CMD_SIZE && p.cmd != CMD_DONE)) {
+			fail("bad plan message");
+			goto out;
+		}
+		if (xsend(s, &p, sizeof(p)) != 0) {
+			fail_zmq("acknowledge plan");
+			goto out;
+		}
+		if (p.cmd == CMD_DONE)
+			break;
+		if (p.size > cap || buf == NULL) {
+			free(buf);
+			free(sbuf);
+			cap  = p.size > 0 ? (size_t) p.size : 1;
+			buf  = malloc(cap);
+			sbuf = malloc(cap);
+			if (buf == NULL || sbuf == NULL) {
+				fail_errno("malloc", ENOMEM);
+				goto out;
+			}
+			memset(buf, 0, cap);
+			memset(sbuf, 0, cap);
+		}
+		for (i = 0; i < p.iters; i++) {
+			if (xrecv(s, buf, (size_t) p.size) != 0) {
+				fail_zmq("receive ping");
+				goto out;
+			}
+			/* The pong carries the ping's bytes once per size
+			 * (checked by the measuring side), then is resent. */
+			if (i == 0)
+				memcpy(sbuf, buf, (size_t) p.size);
+			if (xsend(s, sbuf, (size_t) p.size) != 0) {
+				fail_zmq("send pong");
+				goto out;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(buf);
+	free(sbuf);
+	return ret;
+}
+
+/* Read until EOF: the measuring side closes the pipe once it is done. */
+static int
+wait_release(int fd)
+{
+	char    c;
+	ssize_t n;
+
+	while ((n = read(fd, &c, 1)) != 0)
+		if (n < 0 && errno != EINTR)
+			return fail_errno("read release pipe", errno);
+	return 0;
+}
+
+static int
+echo_side(const struct opts *o, const char *addr, int ep_fd, int release_fd)
+{
+	void   *ctx = NULL, *s = NULL;
+	char    ep[256];
+	size_t  len = sizeof(ep);
+	ssize_t n;
+	int     ret = 1;
+
+	if (pin(o->same_cpu ? o->cpus[0] : o->cpus[1]) != 0)
+		return 1;
+	ctx = zmq_ctx_new();
+	if (ctx == NULL)
+		return fail_zmq("zmq_ctx_new");
+	if (open_socket(ctx, ZMQ_REP, &s) != 0)
+		goto out;
+	if (zmq_bind(s, addr) != 0) {
+		fail_zmq(addr);
+		goto out;
+	}
+	if (zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, ep, &len) != 0) {
+		fail_zmq("ZMQ_LAST_ENDPOINT");
+		goto out;
+	}
+	len = strnlen(ep, sizeof(ep));
+	n   = write(ep_fd, ep, len);
+	if (n != (ssize_t) len) {
+		fail_errno("write endpoint", n < 0 ? errno : EIO);
+		goto out;
+	}
+	if (close(ep_fd) != 0) {
+		ep_fd = -1;
+		fail_errno("close endpoint pipe", errno);
+		goto out;
+	}
+	ep_fd = -1;
+	if (echo_loop(s) != 0)
+		goto out;
+	/* Keep the socket open until the DONE reply has arrived. */
+	ret = wait_release(release_fd);
+out:
+	if (ep_fd >= 0)
+		close(ep_fd);
+	if (close_all(s, ctx) != 0)
+		ret = 1;
+	return ret;
+}
+
+/* ------------------------------------------------------ measuring side */
+
+static int
+plan_send(void *s, uint32_t cmd, uint64_t size, uint64_t iters)
+{
+	struct plan p = {PLAN_MAGIC, cmd, size, iters}, a;
+
+	if (xsend(s, &p, sizeof(p)) != 0 || xrecv(s, &a, sizeof(a)) != 0)
+		return fail_zmq(cmd == CMD_DONE ? "final handshake" : "plan");
+	if (memcmp(&a, &p, sizeof(p)) != 0)
+		return fail("bad plan acknowledgement");
+	return 0;
+}
+
+static void
+fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t) (seed + i * 7);
+}
+
+static int
+measure(void *s, const struct opts *o, const char *what)
+{
+	uint8_t *sb = NULL, *rb = NULL;
+	double  *lat = NULL, t0, t1, sum;
+	size_t   max = 1, size;
+	char     path[16];
+	int      k, i, iters, warm, major, minor, patch, ret = 1;
+
+	snprintf(path, sizeof(path), "zmq_%s", o->transport);
+	for (k = 0; k < o->nsizes; k++)
+		if (o->sizes[k] > max)
+			max = o->sizes[k];
+	sb = malloc(max);
+	rb = malloc(max);
+	if (sb == NULL || rb == NULL) {
+		fail_errno("malloc", ENOMEM);
+		goto out;
+	}
+	zmq_version(&major, &minor, &patch);
+	if (o->csv)
+		printf("size,lat_p50_us,lat_p99_us,mbps,path\n");
+	else
+		printf("# " PROG ": libzmq %d.%d.%d, REQ/REP, %s\n"
+		       "# %10s %8s %10s %10s %10s %10s  %s\n",
+		       major, minor, patch, what, "size", "iters", "p50_us",
+		       "p99_us", "avg_us", "MB/s", "path");
+	if (fflush(stdout) != 0) {
+		fail_errno("stdout", errno);
+		goto out;
+	}
+	for (k = 0; k < o->nsizes; k++) {
+		size  = o->sizes[k];
+		iters = o->iters > 0 ? o->iters : size <= 65536 ? 10000 : 1000;
+		warm  = o->warmup >= 0 ? o->warmup
+		                      : (iters / 10 > 10 ? iters / 10 : 10);
+		free(lat);
+		lat = malloc((size_t) iters * sizeof(*lat));
+		if (lat == NULL) {
+			fail_errno("malloc", ENOMEM);
+			goto out;
+		}
+		fill(sb, size, (uint64_t) k);
+		if (plan_send(s, CMD_SIZE, size, (uint64_t) warm + (uint64_t) iters))
+			goto out;
+		for (i = 0; i < warm + iters; i++) {
+			t0 = now_us();
+			if (xsend(s, sb, size) != 0) {
+				fail_zmq("send ping");
+				goto out;
+			}
+			if (xrecv(s, rb, size) != 0) {
+				fail_zmq("receive pong");
+				goto out;
+			}
+			t1 = now_us();
+			if (i >= warm)
+				lat[i - warm] = (t1 - t0) / 2;
+			if (i == 0 && memcmp(rb, sb, size) != 0) {
+				fprintf(stderr, PROG ": %zu B: corrupt echo\n",
+				        size);
+				goto out;
+			}
+		}
+		for (sum = 0, i = 0; i < iters; i++)
+			sum += lat[i];
+		qsort(lat, (size_t) iters, sizeof(*lat), cmp_double);
+		{
+			int    i99  = (int) ((double) iters * 0.99);
+			double p50  = lat[iters / 2];
+			double p99  = lat[i99 < iters ? i99 : iters - 1];
+			double avg  = sum / iters;
+			double mbps = avg > 0 ? (double) size / avg : 0;
+
+			if (o->csv)
+				printf("%zu,%.3f,%.3f,%.2f,%s\n", size, p50,
+				       p99, mbps, path);
+			else
+				printf("  %10zu %8d %10.2f %10.2f %10.2f "
+				       "%10.2f  %s\n",
+				       size, iters, p50, p99, avg, mbps, path);
+			if (fflush(stdout) != 0) {
+				fail_errno("stdout", errno);
+				goto out;
+			}
+		}
+	}
+	/* Wait for the reply to DONE: nothing of ours is in flight after. */
+	ret = plan_send(s, CMD_DONE, 0, 0);
+out:
+	free(sb);
+	free(rb);
+	free(lat);
+	return ret;
+}
+
+static int
+measure_side(const struct opts *o, const char *ep, const char *what)
+{
+	void *ctx, *s = NULL;
+	int   ret = 1;
+
+	ctx = zmq_ctx_new();
+	if (ctx == NULL)
+		return fail_zmq("zmq_ctx_new");
+	if (open_socket(ctx, ZMQ_REQ, &s) != 0)
+		goto out;
+	if (zmq_connect(s, ep) != 0) {
+		fail_zmq(ep);
+		goto out;
+	}
+	ret = measure(s, o, what);
+out:
+	if (close_all(s, ctx) != 0)
+		ret = 1;
+	return ret;
+}
+
+/* ------------------------------------------------------------- driver */
+
+static void
+on_sigchld(int sig)
+{
+	(void) sig;
+	child_exited = 1;
+}
+
+static void
+on_fatal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, SIGTERM);
+	if (ipc_path[0] != '\0')
+		unlink(ipc_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int
+set_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: interrupt blocking zmq calls */
+	if (sigaction(sig, &sa, NULL) != 0)
+		return fail_errno("sigaction", errno);
+	return 0;
+}
+
+/* Read the child's endpoint until EOF; 0 bytes means it failed to bind. */
+static int
+read_endpoint(int fd, char *ep, size_t cap)
+{
+	size_t  got = 0;
+	ssize_t n;
+
+	while (got < cap - 1) {
+		n = read(fd, ep + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail_errno("read endpoint pipe", errno);
+		if (n == 0)
+			break;
+		got += (size_t) n;
+	}
+	ep[got] = '\0';
+	return got > 0 ? 0 : fail("echo side failed to bind");
+}
+
+static int
+run_local(const struct opts *o)
+{
+	char  addr[128], ep[256], what[320];
+	int   epfd[2], relfd[2], status = 0, ret, a, b;
+	pid_t pid, w, parent = getpid();
+
+	if (strcmp(o->transport, "ipc") == 0) {
+		snprintf(ipc_path, sizeof(ipc_path), "/tmp/" PROG ".%ld.ipc",
+		         (long) getpid());
+		snprintf(addr, sizeof(addr), "ipc://%s", ipc_path);
+	} else {
+		snprintf(addr, sizeof(addr), "tcp://127.0.0.1:*");
+	}
+	if (pipe(epfd) != 0)
+		return fail_errno("pipe", errno);
+	if (pipe(relfd) != 0)
+		return fail_errno("pipe", errno);
+	if (set_handler(SIGCHLD, on_sigchld) != 0)
+		return 1;
+	/* Flush before fork so buffered output is not written twice. */
+	if (fflush(stdout) != 0)
+		return fail_errno("stdout", errno);
+	pid = fork();
+	if (pid < 0)
+		return fail_errno("fork", errno);
+	if (pid == 0) {
+		/* Die with the parent (even on SIGKILL), removing the
+		 * socket file; on a clean exit the parent removes it. */
+		side = "echo";
+		if (set_handler(SIGINT, on_fatal) != 0 ||
+		    set_handler(SIGTERM, on_fatal) != 0 ||
+		    set_handler(SIGHUP, on_fatal) != 0)
+			_exit(1);
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+			_exit(fail_errno("prctl", errno));
+		if (getppid() != parent)
+			_exit(fail("parent exited"));
+		if (close(epfd[0]) != 0 || close(relfd[1]) != 0)
+			_exit(fail_errno("close pipe", errno));
+		_exit(echo_side(o, addr, epfd[1], relfd[0]));
+	}
+	child_pid = pid;
+	ret       = 0;
+	if (close(epfd[1]) != 0 || close(relfd[0]) != 0)
+		ret = fail_errno("close pipe", errno);
+	if (ret == 0 && (set_handler(SIGINT, on_fatal) != 0 ||
+	                 set_handler(SIGTERM, on_fatal) != 0 ||
+	                 set_handler(SIGHUP, on_fatal) != 0))
+		ret = 1;
+	a = o->cpus[0];
+	b = o->same_cpu ? o->cpus[0] : o->cpus[1];
+	if (ret == 0)
+		ret = read_endpoint(epfd[0], ep, sizeof(ep));
+	if (close(epfd[0]) != 0 && ret == 0)
+		ret = fail_errno("close endpoint pipe", errno);
+	if (ret == 0)
+		ret = pin(a);
+	if (ret == 0) {
+		if (a < 0 && b < 0)
+			snprintf(what, sizeof(what), "%s, unpinned", ep);
+		else
+			snprintf(what, sizeof(what), "%s, cpus %d,%d%s", ep, a,
+			         b, a == b ? " (same CPU)" : "");
+		ret = measure_side(o, ep, what);
+	}
+	/* Release the echo side: it closes once this end of the pipe is. */
+	if (close(relfd[1]) != 0)
+		ret = fail_errno("close release pipe", errno);
+	if (ret != 0)
+		kill(pid, SIGTERM);
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		ret = fail_errno("waitpid", errno);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (ret == 0) {
+			if (WIFSIGNALED(status))
+				fprintf(stderr, PROG ": echo side killed by "
+				                "signal %d\n",
+				        WTERMSIG(status));
+			else
+				fprintf(stderr, PROG ": echo side failed\n");
+		}
+		ret = 1;
+	}
+	child_pid = -1;
+	if (ipc_path[0] != '\0' && unlink(ipc_path) != 0 && errno != ENOENT)
+		ret = fail_errno(ipc_path, errno);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"transport", required_argument, NULL, 't'},
+	    {"cpus", required_argument, NULL, 'u'},
+	    {"same-cpu", no_argument, NULL, 'o'},
+	    {"csv", no_argument, NULL, 'c'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct opts     o = {.transport = "tcp", .iters = 0, .warmup = -1,
+	                     .cpus = {0, 1}};
+	struct timespec ts;
+	int             c, major, minor, patch;
+
+	if (parse_sizes(&o, "all") != 0)
+		return 2;
+	while ((c = getopt_long(argc, argv, "t:S:I:W:Vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (strcmp(optarg, "tcp") != 0 &&
+			    strcmp(optarg, "ipc") != 0) {
+				fprintf(stderr, PROG ": bad --transport %s "
+				                "(tcp or ipc)\n",
+				        optarg);
+				return 2;
+			}
+			o.transport = optarg;
+			break;
+		case 'S':
+			if (parse_sizes(&o, optarg) != 0) {
+				fprintf(stderr, PROG ": bad -S %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'I':
+			if (parse_int(optarg, 1, &o.iters) != 0) {
+				fprintf(stderr, PROG ": bad -I %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			if (parse_int(optarg, 0, &o.warmup) != 0) {
+				fprintf(stderr, PROG ": bad -W %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'u':
+			if (parse_cpus(optarg, o.cpus) != 0) {
+				fprintf(stderr, PROG ": bad --cpus %s\n",
+				        optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			o.same_cpu = true;
+			break;
+		case 'c':
+			o.csv = true;
+			break;
+		case 'V':
+			zmq_version(&major, &minor, &patch);
+			printf(PROG " (libzmq %d.%d.%d)\n", major, minor,
+			       patch);
+			return fflush(stdout) != 0 ? 1 : 0;
+		case 'h':
+			usage(stdout);
+			return fflush(stdout) != 0 ? 1 : 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return fail_errno("clock_gettime", errno);
+	return run_local(&o);
+}
