@@ -312,6 +312,9 @@ struct rmq_socket {
 
 	bool               in_recv;    /* a recv is waiting: no bg pulls */
 	size_t             nqueued;    /* messages queued on all peers */
+	struct rmq_rxent  *rx_free;    /* spare entries: none malloc'd per
+	                                * message in the steady state */
+	int                nrx_free;
 	struct rmq_read   *cur_read;   /* the rendezvous fetch under way */
 	unsigned           ticks;      /* progress calls, for cheap timers */
 	int                cts_pending; /* rndv_send: tsends to post */
@@ -368,11 +371,16 @@ int  rmq_progress(struct rmq_socket *s);
 /* Drain the CQ only. */
 int  rmq_progress_cq(struct rmq_socket *s);
 
+/*
+ * A wait with a timeout.  The clock is read only once waiting really
+ * starts (most sends and receives never wait), then every 64 spins.
+ */
 struct rmq_waiter {
-	int64_t  start;
+	int64_t  start;      /* 0 until the first idle round */
 	int64_t  deadline;
+	int      timeout_ms; /* -1 forever */
 	int      backoff_us;
-	unsigned spins;    /* read the clock every 64 spins only */
+	unsigned spins;
 };
 void rmq_waiter_init(struct rmq_waiter *w, int timeout_ms);
 /*
@@ -410,6 +418,7 @@ void rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e);
 /* Pull queued rendezvous messages into heap buffers (avoids deadlock). */
 void rmq_xfer_pull_pending(struct rmq_socket *s);
 void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
+void rmq_rxent_cache_drop(struct rmq_socket *s);
 void rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r,
                        int status);
 /* rndv_send: the provider finished (or failed) our tsend. */

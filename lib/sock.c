@@ -148,6 +148,7 @@ rmq_close(rmq_socket *s)
 		close(pd->fd);
 		free(pd);
 	}
+	rmq_rxent_cache_drop(s);
 	free(s->peers);
 	free(s->peer_gen);
 	free(s->pstate);

@@ -477,14 +477,46 @@ rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p)
 	return e;
 }
 
+#define RMQ_RXENT_CACHE 64
+
+static struct rmq_rxent *
+rxent_new(struct rmq_socket *s)
+{
+	struct rmq_rxent *e = s->rx_free;
+
+	if (e == NULL)
+		return calloc(1, sizeof(*e));
+	s->rx_free = e->next;
+	s->nrx_free--;
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
 void
 rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
 {
-	RMQ_UNUSED(s);
 	if (e->slab != NULL)
 		rmq_slab_unref(e->slab);
 	free(e->heap);
+	if (s->nrx_free < RMQ_RXENT_CACHE) {
+		e->next    = s->rx_free;
+		s->rx_free = e;
+		s->nrx_free++;
+		return;
+	}
 	free(e);
+}
+
+void
+rmq_rxent_cache_drop(struct rmq_socket *s)
+{
+	struct rmq_rxent *e;
+
+	while ((e = s->rx_free) != NULL) {
+		s->rx_free = e->next;
+		free(e);
+	}
+	s->nrx_free = 0;
 }
 
 /* A message we drop still frees its credit. */
@@ -526,7 +558,7 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 	case RMQ_MT_DATA:
 	case RMQ_MT_RTS:
 		p->recvd++;
-		e = calloc(1, sizeof(*e));
+		e = rxent_new(s);
 		if (e == NULL) {
 			s->stats.dropped++;
 			consumed(s, p);
@@ -546,7 +578,7 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 				s->stats.proto_errors++;
 				rmq_log(RMQ_LOG_WARN, "bad RTS from %s dropped",
 				        p->name);
-				free(e);
+				rmq_rxent_free(s, e);
 				consumed(s, p);
 				return;
 			}
