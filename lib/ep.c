@@ -3,6 +3,7 @@
  * eager tx slots, opened at the first bind/connect and closed with the
  * socket.  Registration honours every mr_mode bit the provider returned.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -213,6 +214,29 @@ cq_open(struct rmq_socket *s)
 	return fi_cq_open(s->dom->domain, &attr, &s->cq, NULL);
 }
 
+/*
+ * shm names its region after the process id unless told otherwise, and a
+ * process killed with SIGKILL leaves its /dev/shm file behind: a later
+ * process with the same pid then fails with EBUSY.  Name our endpoints
+ * with a random part, so no leftover can ever be in the way.
+ */
+static int
+unique_name(struct rmq_socket *s)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "rmq_%d_%016llx", (int) getpid(),
+	         (unsigned long long) rmq_random64());
+	free(s->info->src_addr);
+	s->info->src_addr = strdup(name);
+	if (s->info->src_addr == NULL) {
+		s->info->src_addrlen = 0;
+		return -RMQ_ENOMEM;
+	}
+	s->info->src_addrlen = strlen(name) + 1;
+	return 0;
+}
+
 int
 rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
             const char *node)
@@ -257,6 +281,8 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		s->min_multi = RMQ_RTS_SIZE;
 
 	rc = cq_open(s);
+	if (rc == 0 && s->info->addr_format == FI_ADDR_STR)
+		rc = unique_name(s);
 	if (rc == 0)
 		rc = fi_av_open(s->dom->domain, &av_attr, &s->av, NULL);
 	if (rc == 0)
