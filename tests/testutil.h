@@ -10,6 +10,7 @@
 #define RMQ_TESTUTIL_H
 
 #include <check.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -128,6 +129,26 @@ spawn_server(int type, const char *bind_ep, serve_fn serve, void *arg,
 	return spawn_server_opts(type, bind_ep, serve, arg, ep, eplen, 0, 0);
 }
 
+/*
+ * A process killed by a signal cannot close its shm endpoint: remove the
+ * region libfabric left in /dev/shm for it (librmq names them
+ * rmq_<pid>_<random>), as a job launcher would.
+ */
+static inline void
+shm_leftovers(pid_t pid)
+{
+	char   pat[64];
+	glob_t g;
+	size_t i;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/rmq_%d_*", (int) pid);
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
 /* Wait for a child; returns its exit status (or 200 + signal). */
 static inline int
 reap(pid_t pid)
@@ -136,8 +157,10 @@ reap(pid_t pid)
 
 	if (waitpid(pid, &st, 0) != pid)
 		return 255;
-	if (WIFSIGNALED(st))
+	if (WIFSIGNALED(st)) {
+		shm_leftovers(pid);
 		return 200 + WTERMSIG(st);
+	}
 	return WEXITSTATUS(st);
 }
 
