@@ -26,13 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pp_common.h"
 #include "rmq.h"
 
 #define PLAN_MAGIC 0x52504d50u /* "PMPR" */
 #define CMD_SIZE   1
 #define CMD_DONE   2
 #define CMD_CHECK  0x100 /* with CMD_SIZE: echo every ping's own bytes */
-#define MAX_SIZES  64
 
 struct plan {
 	uint32_t magic;
@@ -50,7 +50,7 @@ struct opts {
 	int         rndv; /* 0, RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
 	int         iters, warmup;
 	int         cpus[2];
-	size_t      sizes[MAX_SIZES];
+	size_t      sizes[PP_MAX_SIZES];
 	int         nsizes;
 };
 
@@ -66,52 +66,6 @@ usage(FILE *f)
 	        "--connect HOST:PORT | --local [--cpus A,B]]\n"
 	        "Under mpirun -np 2 no role option is needed (rank 0 binds "
 	        "and measures).\n");
-}
-
-static int
-parse_size(const char *s, size_t *out)
-{
-	char              *end;
-	unsigned long long v;
-
-	errno = 0;
-	v     = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	if (*end == 'k' || *end == 'K')
-		v <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		v <<= 20, end++;
-	if (*end != '\0')
-		return -1;
-	*out = (size_t) v;
-	return 0;
-}
-
-static int
-parse_sizes(struct opts *o, const char *arg)
-{
-	char  *dup, *tok, *save = NULL;
-	size_t v;
-	int    rc = 0;
-
-	o->nsizes = 0;
-	if (strcmp(arg, "all") == 0) {
-		for (v = 1; v <= (4u << 20); v <<= 1)
-			o->sizes[o->nsizes++] = v;
-		return 0;
-	}
-	dup = strdup(arg);
-	for (tok = strtok_r(dup, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (o->nsizes == MAX_SIZES || parse_size(tok, &v) != 0) {
-			rc = -1;
-			break;
-		}
-		o->sizes[o->nsizes++] = v;
-	}
-	free(dup);
-	return rc;
 }
 
 static int
@@ -155,32 +109,11 @@ job_port(void)
 static void
 pin(int cpu)
 {
-	cpu_set_t set;
+	int rc = pp_pin(cpu);
 
-	if (cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+	if (rc != 0)
 		fprintf(stderr, "rmq_pingpong: cannot pin to CPU %d: %s\n", cpu,
-		        strerror(errno));
-}
-
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return (x > y) - (x < y);
+		        strerror(-rc));
 }
 
 static int
@@ -189,15 +122,6 @@ die(const char *what, long rc)
 	fprintf(stderr, "rmq_pingpong: %s: %s\n", what,
 	        rmq_strerror((int) rc));
 	return 1;
-}
-
-static void
-fill(uint8_t *b, size_t n, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		b[i] = (uint8_t) (seed + i * 7);
 }
 
 static bool
@@ -305,7 +229,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 {
 	struct rmq_stats st0, st1;
 	uint8_t         *sb = NULL, *rb = NULL;
-	double          *lat = NULL, t0, sum;
+	double          *lat = NULL, t0;
 	size_t           max = 0, size;
 	ssize_t          rc;
 	char             prov[64] = "";
@@ -321,7 +245,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 		goto out;
 	rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &plen);
 	if (o->csv)
-		printf("size,lat_p50_us,lat_p99_us,mbps,path\n");
+		printf(PP_CSV_HEADER "\n");
 	else
 		printf("# rmq_pingpong %s: provider %s, pattern %s, %s\n"
 		       "# %10s %8s %10s %10s %10s %10s  %s\n",
@@ -338,7 +262,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 		lat = malloc((size_t) iters * sizeof(*lat));
 		if (lat == NULL)
 			goto out;
-		fill(sb, size, (uint64_t) k);
+		pp_fill(sb, size, (uint64_t) k);
 		rc = plan_send(s, CMD_SIZE | (o->check ? CMD_CHECK : 0), size,
 		               (uint64_t) (iters + warm));
 		if (rc < 0) {
@@ -348,7 +272,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 		for (i = 0; i < warm + iters; i++) {
 			if (i == warm)
 				rmq_stats(s, &st0);
-			t0 = now_us();
+			t0 = pp_now_us();
 			rc = rmq_send(s, sb, size, 0);
 			if (rc >= 0)
 				rc = rmq_recv(s, rb, size, 0);
@@ -357,7 +281,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 				goto out;
 			}
 			if (i >= warm)
-				lat[i - warm] = (now_us() - t0) / 2;
+				lat[i - warm] = (pp_now_us() - t0) / 2;
 			if ((size_t) rc != size ||
 			    (o->check && !verify(rb, size, (uint64_t) k))) {
 				fprintf(stderr,
@@ -367,28 +291,9 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 			}
 		}
 		rmq_stats(s, &st1);
-		for (sum = 0, i = 0; i < iters; i++)
-			sum += lat[i];
-		qsort(lat, (size_t) iters, sizeof(*lat), cmp_double);
-		{
-			double p50 = lat[iters / 2];
-			double p99 = lat[(int) ((double) iters * 0.99) <
-			                         iters
-			                     ? (int) ((double) iters * 0.99)
-			                     : iters - 1];
-			double avg = sum / iters;
-			double mbps = avg > 0 ? (double) size / avg : 0;
-			const char *path = rmq_path_name(main_path(&st0, &st1));
-
-			if (o->csv)
-				printf("%zu,%.3f,%.3f,%.2f,%s\n", size, p50,
-				       p99, mbps, path);
-			else
-				printf("  %10zu %8d %10.2f %10.2f %10.2f "
-				       "%10.2f  %s\n",
-				       size, iters, p50, p99, avg, mbps, path);
-			fflush(stdout);
-		}
+		pp_report(o->csv, size, lat, iters,
+		          rmq_path_name(main_path(&st0, &st1)));
+		fflush(stdout);
 	}
 	rc  = plan_send(s, CMD_DONE, 0, 0);
 	ret = rc < 0 ? die("done", rc) : 0;
@@ -506,14 +411,14 @@ main(int argc, char **argv)
 	char        ep[256], what[64];
 	int         c, rank, size;
 
-	parse_sizes(&o, "all");
+	pp_parse_sizes("all", o.sizes, &o.nsizes);
 	while ((c = getopt_long(argc, argv, "p:S:I:W:B:P:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			o.prov = optarg;
 			break;
 		case 'S':
-			if (parse_sizes(&o, optarg) != 0) {
+			if (pp_parse_sizes(optarg, o.sizes, &o.nsizes) != 0) {
 				fprintf(stderr, "rmq_pingpong: bad -S %s\n",
 				        optarg);
 				return 2;

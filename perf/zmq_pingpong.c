@@ -40,11 +40,12 @@
 
 #include <zmq.h>
 
+#include "pp_common.h"
+
 #define PROG       "zmq_pingpong"
 #define PLAN_MAGIC 0x5a504d50u /* "PMPZ" */
 #define CMD_SIZE   1
 #define CMD_DONE   2
-#define MAX_SIZES  64
 #define LINGER_MS  1000  /* nothing is pending at a clean close */
 #define IO_TIMEOUT 30000 /* ms; a round trip never takes this long */
 
@@ -60,7 +61,7 @@ struct opts {
 	bool        csv, same_cpu;
 	int         iters, warmup;
 	int         cpus[2];
-	size_t      sizes[MAX_SIZES];
+	size_t      sizes[PP_MAX_SIZES];
 	int         nsizes;
 };
 
@@ -123,57 +124,6 @@ fail_zmq(const char *what)
 }
 
 static int
-parse_size(const char *s, size_t *out)
-{
-	char              *end;
-	unsigned long long v;
-	int                shift = 0;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v     = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	if (*end == 'k' || *end == 'K')
-		shift = 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		shift = 20, end++;
-	if (*end != '\0' || v > (SIZE_MAX >> shift) || (v << shift) > (1ull << 30))
-		return -1;
-	*out = (size_t) (v << shift);
-	return 0;
-}
-
-static int
-parse_sizes(struct opts *o, const char *arg)
-{
-	char  *dup, *tok, *save = NULL;
-	size_t v;
-	int    rc = 0;
-
-	o->nsizes = 0;
-	if (strcmp(arg, "all") == 0) {
-		for (v = 1; v <= ((size_t) 4 << 20); v <<= 1)
-			o->sizes[o->nsizes++] = v;
-		return 0;
-	}
-	dup = strdup(arg);
-	if (dup == NULL)
-		return -1;
-	for (tok = strtok_r(dup, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (o->nsizes == MAX_SIZES || parse_size(tok, &v) != 0) {
-			rc = -1;
-			break;
-		}
-		o->sizes[o->nsizes++] = v;
-	}
-	free(dup);
-	return rc == 0 && o->nsizes > 0 ? 0 : -1;
-}
-
-static int
 parse_int(const char *s, int min, int *out)
 {
 	char *end;
@@ -212,36 +162,14 @@ parse_cpus(const char *s, int cpus[2])
 static int
 pin(int cpu)
 {
-	cpu_set_t set;
-	char      what[48];
+	char what[48];
+	int  rc = pp_pin(cpu);
 
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+	if (rc != 0) {
 		snprintf(what, sizeof(what), "cannot pin to CPU %d", cpu);
-		return fail_errno(what, errno);
+		return fail_errno(what, -rc);
 	}
 	return 0;
-}
-
-/* CLOCK_MONOTONIC is checked once in main(); it cannot fail afterwards. */
-static double
-now_us(void)
-{
-	struct timespec ts;
-
-	(void) clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return (x > y) - (x < y);
 }
 
 /*
@@ -462,20 +390,11 @@ plan_send(void *s, uint32_t cmd, uint64_t size, uint64_t iters)
 	return 0;
 }
 
-static void
-fill(uint8_t *b, size_t n, uint64_t seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		b[i] = (uint8_t) (seed + i * 7);
-}
-
 static int
 measure(void *s, const struct opts *o, const char *what)
 {
 	uint8_t *sb = NULL, *rb = NULL;
-	double  *lat = NULL, t0, t1, sum;
+	double  *lat = NULL, t0, t1;
 	size_t   max = 1, size;
 	char     path[16];
 	int      k, i, iters, warm, major, minor, patch, ret = 1;
@@ -492,7 +411,7 @@ measure(void *s, const struct opts *o, const char *what)
 	}
 	zmq_version(&major, &minor, &patch);
 	if (o->csv)
-		printf("size,lat_p50_us,lat_p99_us,mbps,path\n");
+		printf(PP_CSV_HEADER "\n");
 	else
 		printf("# " PROG ": libzmq %d.%d.%d, REQ/REP, %s\n"
 		       "# %10s %8s %10s %10s %10s %10s  %s\n",
@@ -513,11 +432,11 @@ measure(void *s, const struct opts *o, const char *what)
 			fail_errno("malloc", ENOMEM);
 			goto out;
 		}
-		fill(sb, size, (uint64_t) k);
+		pp_fill(sb, size, (uint64_t) k);
 		if (plan_send(s, CMD_SIZE, size, (uint64_t) warm + (uint64_t) iters))
 			goto out;
 		for (i = 0; i < warm + iters; i++) {
-			t0 = now_us();
+			t0 = pp_now_us();
 			if (xsend(s, sb, size) != 0) {
 				fail_zmq("send ping");
 				goto out;
@@ -526,7 +445,7 @@ measure(void *s, const struct opts *o, const char *what)
 				fail_zmq("receive pong");
 				goto out;
 			}
-			t1 = now_us();
+			t1 = pp_now_us();
 			if (i >= warm)
 				lat[i - warm] = (t1 - t0) / 2;
 			if (i == 0 && memcmp(rb, sb, size) != 0) {
@@ -535,27 +454,10 @@ measure(void *s, const struct opts *o, const char *what)
 				goto out;
 			}
 		}
-		for (sum = 0, i = 0; i < iters; i++)
-			sum += lat[i];
-		qsort(lat, (size_t) iters, sizeof(*lat), cmp_double);
-		{
-			int    i99  = (int) ((double) iters * 0.99);
-			double p50  = lat[iters / 2];
-			double p99  = lat[i99 < iters ? i99 : iters - 1];
-			double avg  = sum / iters;
-			double mbps = avg > 0 ? (double) size / avg : 0;
-
-			if (o->csv)
-				printf("%zu,%.3f,%.3f,%.2f,%s\n", size, p50,
-				       p99, mbps, path);
-			else
-				printf("  %10zu %8d %10.2f %10.2f %10.2f "
-				       "%10.2f  %s\n",
-				       size, iters, p50, p99, avg, mbps, path);
-			if (fflush(stdout) != 0) {
-				fail_errno("stdout", errno);
-				goto out;
-			}
+		pp_report(o->csv, size, lat, iters, path);
+		if (fflush(stdout) != 0) {
+			fail_errno("stdout", errno);
+			goto out;
 		}
 	}
 	/* Wait for the reply to DONE: nothing of ours is in flight after. */
@@ -753,7 +655,7 @@ main(int argc, char **argv)
 	struct timespec ts;
 	int             c, major, minor, patch;
 
-	if (parse_sizes(&o, "all") != 0)
+	if (pp_parse_sizes("all", o.sizes, &o.nsizes) != 0)
 		return 2;
 	while ((c = getopt_long(argc, argv, "t:S:I:W:Vh", lo, NULL)) != -1) {
 		switch (c) {
@@ -768,7 +670,7 @@ main(int argc, char **argv)
 			o.transport = optarg;
 			break;
 		case 'S':
-			if (parse_sizes(&o, optarg) != 0) {
+			if (pp_parse_sizes(optarg, o.sizes, &o.nsizes) != 0) {
 				fprintf(stderr, PROG ": bad -S %s\n", optarg);
 				return 2;
 			}

@@ -1,0 +1,136 @@
+/*
+ * What rmq_pingpong and zmq_pingpong share, so both measure and print
+ * exactly alike: sizes, the clock, payload patterns, the per-size summary
+ * (one-way = round trip / 2 per iteration; p50, p99, mean; MB/s = size /
+ * mean, 1 MB = 10^6 B) and its table or CSV row.
+ */
+#ifndef RMQ_PP_COMMON_H
+#define RMQ_PP_COMMON_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PP_MAX_SIZES 64
+#define PP_CSV_HEADER "size,lat_p50_us,lat_p99_us,mbps,path"
+
+/* "4096", "64k", "1M": at most 1 GiB. */
+static inline int
+pp_parse_size(const char *s, size_t *out)
+{
+	char              *end;
+	unsigned long long v;
+	int                shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v     = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		shift = 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20, end++;
+	if (*end != '\0' || v > (SIZE_MAX >> shift) ||
+	    (v << shift) > (1ull << 30))
+		return -1;
+	*out = (size_t) (v << shift);
+	return 0;
+}
+
+/* "all" (powers of two, 1 B .. 4 MiB) or a comma list. */
+static inline int
+pp_parse_sizes(const char *arg, size_t *sizes, int *n)
+{
+	char  *dup, *tok, *save = NULL;
+	size_t v;
+	int    rc = 0;
+
+	*n = 0;
+	if (strcmp(arg, "all") == 0) {
+		for (v = 1; v <= ((size_t) 4 << 20); v <<= 1)
+			sizes[(*n)++] = v;
+		return 0;
+	}
+	dup = strdup(arg);
+	if (dup == NULL)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == PP_MAX_SIZES || pp_parse_size(tok, &v) != 0) {
+			rc = -1;
+			break;
+		}
+		sizes[(*n)++] = v;
+	}
+	free(dup);
+	return rc == 0 && *n > 0 ? 0 : -1;
+}
+
+static inline double
+pp_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+/* Pin the calling process to one CPU (negative: leave it free). */
+static inline int
+pp_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0 ? 0 : -errno;
+}
+
+static inline void
+pp_fill(uint8_t *b, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = (uint8_t) (seed + i * 7);
+}
+
+static inline int
+pp_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Summarise one size's one-way latencies (sorts lat) and print its row. */
+static inline void
+pp_report(bool csv, size_t size, double *lat, int iters, const char *path)
+{
+	double sum = 0, p50, p99, avg, mbps;
+	int    i, i99 = (int) ((double) iters * 0.99);
+
+	for (i = 0; i < iters; i++)
+		sum += lat[i];
+	qsort(lat, (size_t) iters, sizeof(*lat), pp_cmp_double);
+	p50  = lat[iters / 2];
+	p99  = lat[i99 < iters ? i99 : iters - 1];
+	avg  = sum / iters;
+	mbps = avg > 0 ? (double) size / avg : 0;
+	if (csv)
+		printf("%zu,%.3f,%.3f,%.2f,%s\n", size, p50, p99, mbps, path);
+	else
+		printf("  %10zu %8d %10.2f %10.2f %10.2f %10.2f  %s\n", size,
+		       iters, p50, p99, avg, mbps, path);
+}
+
+#endif /* RMQ_PP_COMMON_H */
