@@ -284,6 +284,7 @@ hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	h->conn     = p->id;
 	h->rcvhwm   = (uint32_t) s->rcvhwm;
 	h->maxmsg   = s->maxmsg < 0 ? UINT64_MAX : (uint64_t) s->maxmsg;
+	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
 	h->addr_len = (uint16_t) s->fabaddr_len;
 	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
 	fin = (struct sockaddr_in *) (void *) h->addr;
@@ -376,6 +377,7 @@ hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 	p->rcvhwm  = h->rcvhwm;
 	p->credits = h->rcvhwm;
 	p->maxmsg  = h->maxmsg;
+	p->eager_max = h->eager_max;
 	p->state   = RMQ_PEER_LIVE;
 	s->nlive++;
 	s->stats.peers_connected++;

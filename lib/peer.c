@@ -102,8 +102,11 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 {
 	struct rmq_rndv_tx *r, *next;
 
-	if (p->state == RMQ_PEER_DEAD)
+	if (p->state == RMQ_PEER_DEAD) {
+		rmq_peer_reap(s, p); /* its last op may just have ended */
 		return;
+	}
+	rmq_peer_hold(p); /* completing its sends may reap it */
 	if (err != 0)
 		rmq_log(RMQ_LOG_WARN, "peer %s: %s", p->name, why);
 	else
@@ -125,7 +128,7 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 	}
 	if (s->ops->peer_gone != NULL)
 		s->ops->peer_gone(s->pstate, s, p);
-	rmq_peer_reap(s, p);
+	rmq_peer_release(s, p);
 }
 
 void

@@ -223,6 +223,7 @@ struct rmq_peer {
 	uint32_t          owed;      /* messages consumed, not yet granted */
 	uint32_t          rcvhwm;    /* its grant at handshake */
 	uint64_t          maxmsg;    /* its limit */
+	size_t            eager_max; /* its slabs' limit per message */
 	uint64_t          sent;      /* DATA, RTS and FIN sent to it */
 	uint64_t          recvd;     /* DATA, RTS and FIN received from it */
 	uint64_t          bye_count; /* its BYE: messages it sent us */

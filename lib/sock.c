@@ -129,6 +129,10 @@ rmq_close(rmq_socket *s)
 	s->ep = NULL;
 	while ((r = s->rndv) != NULL) { /* tsends the provider held */
 		s->rndv = r->next;
+		if (r->mr != NULL)
+			fi_close(&r->mr->fid);
+		free(r->owned);
+		rmq_msg_free(r->msg);
 		free(r);
 	}
 	for (i = 0; i < s->peers_cap; i++)
@@ -414,13 +418,15 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
 	if (val == NULL || len != sizeof(size_t))
 		return -RMQ_EINVAL;
 	memcpy(&v, val, sizeof(v));
+	if (v > (eager ? RMQ_EAGER_LIMIT : RMQ_INJECT_BUF - RMQ_HDR_SIZE))
+		return -RMQ_EINVAL;
 	if (s->ep == NULL) {
 		*out = v;
 		return 0;
 	}
 	/* Open: the slots and slabs were sized for the eager limit. */
 	if (eager) {
-		if (v + RMQ_HDR_SIZE > s->tx_slot || v < s->paths.inject_max)
+		if (v > s->tx_slot - RMQ_HDR_SIZE || v < s->paths.inject_max)
 			return -RMQ_EINVAL;
 		s->paths.eager_max = v;
 	} else {

@@ -7,7 +7,7 @@
 _Static_assert(RMQ_HDR_SIZE == 16, "fabric header is 16 bytes on the wire");
 _Static_assert(RMQ_RTS_SIZE == 48, "RTS is 48 bytes on the wire");
 _Static_assert(RMQ_CTRL_HDR_SIZE == 8, "control frame header is 8 bytes");
-_Static_assert(2 + 1 + RMQ_PROVNAME_MAX + 4 + 4 + 8 + 4 + 2 + RMQ_ADDR_MAX <=
+_Static_assert(2 + 1 + RMQ_PROVNAME_MAX + 4 + 4 + 8 + 4 + 4 + 2 + RMQ_ADDR_MAX <=
                    RMQ_CTRL_BODY_MAX,
                "a HELLO fits in one control frame");
 
@@ -146,8 +146,9 @@ rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h)
 	put32(p + 4, h->rcvhwm);
 	put64(p + 8, h->maxmsg);
 	put32(p + 16, h->features);
-	put16(p + 20, h->addr_len);
-	p += 22;
+	put32(p + 20, h->eager_max);
+	put16(p + 24, h->addr_len);
+	p += 26;
 	memcpy(p, h->addr, h->addr_len);
 	p += h->addr_len;
 	return ctrl_frame(b, RMQ_CK_HELLO,
@@ -211,14 +212,15 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	if (memchr(h->prov, '\0', pl) != NULL)
 		return -RMQ_EPROTO;
 	p += pl;
-	if (end - p < 22)
+	if (end - p < 26)
 		return -RMQ_EPROTO;
-	h->conn     = get32(p);
-	h->rcvhwm   = get32(p + 4);
-	h->maxmsg   = get64(p + 8);
-	h->features = get32(p + 16);
-	h->addr_len = get16(p + 20);
-	p += 22;
+	h->conn      = get32(p);
+	h->rcvhwm    = get32(p + 4);
+	h->maxmsg    = get64(p + 8);
+	h->features  = get32(p + 16);
+	h->eager_max = get32(p + 20);
+	h->addr_len  = get16(p + 24);
+	p += 26;
 	if (h->addr_len == 0 || h->addr_len > RMQ_ADDR_MAX ||
 	    (size_t) (end - p) != h->addr_len)
 		return -RMQ_EPROTO;

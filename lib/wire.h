@@ -45,6 +45,7 @@ enum rmq_msg_type {
 
 #define RMQ_HDR_SIZE     16
 #define RMQ_INJECT_BUF   4096 /* largest inject we build (on the stack) */
+#define RMQ_EAGER_LIMIT  (64u << 20) /* eager_max never above (schema too) */
 #define RMQ_RTS_EXT_SIZE 32
 #define RMQ_RTS_SIZE     (RMQ_HDR_SIZE + RMQ_RTS_EXT_SIZE)
 
@@ -88,6 +89,8 @@ struct rmq_hello {
 	uint32_t rcvhwm;    /* initial credits we grant */
 	uint64_t maxmsg;    /* largest message we accept; UINT64_MAX none */
 	uint32_t features;  /* reserved, 0 */
+	uint32_t eager_max; /* largest payload our slabs take in one message:
+	                     * larger ones must come by rendezvous */
 	uint16_t addr_len;
 	uint8_t  addr[RMQ_ADDR_MAX]; /* fi_getname() result */
 };

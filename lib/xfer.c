@@ -147,46 +147,8 @@ rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
 		p->owed += h.credits;
 	else if (type == RMQ_MT_FIN || type == RMQ_MT_CTS)
 		p->sent++; /* counted in BYE: close waits for it */
-	p->pending--; /* the caller still holds p: no reap here */
+	rmq_peer_release(s, p); /* may free p if it died meanwhile */
 	return rc;
-}
-
-void
-rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
-{
-	struct rmq_rndv_tx **pp;
-
-	if (r->done)
-		return;
-	r->done   = true;
-	r->status = status;
-	if (r->mr != NULL)
-		fi_close(&r->mr->fid); /* revokes the peer's access */
-	r->mr = NULL;
-	free(r->owned);
-	r->owned = NULL;
-	if (r->msg != NULL)
-		rmq_msg_free(r->msg);
-	r->msg = NULL;
-	if (r->cts && !r->posted)
-		s->cts_pending--;
-	r->cts = false;
-	r->peer->pending--;
-	s->inflight--;
-	if (r->tsend_out) {
-		/* The provider still has our buffer: wait for it to let go. */
-		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
-		return;
-	}
-	if (r->waited)
-		return; /* the blocked sender unlinks it */
-	for (pp = &s->rndv; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
-	rmq_peer_reap(s, r->peer);
-	free(r);
 }
 
 static void
@@ -201,6 +163,49 @@ rndv_unlink(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		}
 }
 
+/* Give back what a rendezvous send held; the provider is done with it. */
+static void
+rndv_release(struct rmq_socket *s, struct rmq_rndv_tx *r)
+{
+	if (r->mr != NULL)
+		fi_close(&r->mr->fid); /* revokes the peer's access */
+	r->mr = NULL;
+	free(r->owned);
+	r->owned = NULL;
+	if (r->msg != NULL)
+		rmq_msg_free(r->msg);
+	r->msg = NULL;
+	r->peer->pending--;
+	s->inflight--;
+}
+
+void
+rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
+{
+	if (r->done)
+		return;
+	r->done   = true;
+	r->status = status;
+	if (r->cts && !r->posted)
+		s->cts_pending--;
+	r->cts = false;
+	if (r->tsend_out) {
+		/*
+		 * The provider still reads the payload: the buffer, its
+		 * registration and the peer stay until the tsend completes
+		 * (rmq_rndv_tsend_done), or the socket closes.
+		 */
+		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		return;
+	}
+	rndv_release(s, r);
+	if (r->waited)
+		return; /* the blocked sender unlinks it */
+	rndv_unlink(s, r);
+	rmq_peer_reap(s, r->peer);
+	free(r);
+}
+
 void
 rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r, int err)
 {
@@ -211,7 +216,8 @@ rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r, int err)
 		rmq_rndv_complete(s, r, err);
 		return;
 	}
-	/* Failed earlier (peer death, timeout): now it may go. */
+	/* It failed while the provider held the payload: let go now. */
+	rndv_release(s, r);
 	if (!r->waited) {
 		rndv_unlink(s, r);
 		free(r);
@@ -249,6 +255,26 @@ rmq_xfer_post_tsends(struct rmq_socket *s)
 	}
 }
 
+/*
+ * A tsend whose peer died or cancelled: cancel it after 1 s, give up after
+ * 2 s.  Returns true when it is time to give up.
+ */
+static bool
+tsend_stuck(struct rmq_socket *s, struct rmq_rndv_tx *r, int64_t *since)
+{
+	int64_t now = rmq_now_ns();
+
+	if (*since == 0) {
+		*since = now;
+		return false;
+	}
+	if (now - *since > 2000000000ll)
+		return true;
+	if (now - *since > 1000000000ll)
+		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+	return false;
+}
+
 static int
 send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
           const struct rmq_out *o, uint32_t msgid, int flags)
@@ -259,6 +285,7 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	struct rmq_rndv_tx  *r;
 	const uint8_t       *src;
 	uint64_t             key;
+	int64_t              stuck = 0;
 	int                  rc;
 
 	r = calloc(1, sizeof(*r));
@@ -319,6 +346,11 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	s->rndv = r;
 	p->pending++;
 	s->inflight++;
+	/* The RTS is out: it cost a credit, whatever its FIN will say. */
+	p->credits--;
+	p->sent++;
+	s->stats.sent_msgs[s->paths.rndv_path]++;
+	s->stats.sent_bytes[s->paths.rndv_path] += o->len;
 	if (o->msg != NULL)
 		r->msg = o->msg; /* ours now: freed on FIN */
 	if (!r->waited)
@@ -340,6 +372,19 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 			continue;
 		/* A peer waiting for our FIN may itself wait for its RTS. */
 		rmq_xfer_pull_pending(s);
+		if (r->tsend_out && (r->done || p->state == RMQ_PEER_DEAD) &&
+		    tsend_stuck(s, r, &stuck)) {
+			/*
+			 * shm and tcp;ofi_rxm never complete a send to a peer
+			 * that is gone or stopped listening: stop waiting.  The
+			 * entry stays with the socket until the provider lets
+			 * go (or the socket closes).
+			 */
+			if (!r->done)
+				rmq_rndv_complete(s, r, -RMQ_ECONNRESET);
+			r->waited = false;
+			return r->status;
+		}
 		(void) rmq_wait_idle(s, w);
 	}
 	rc = r->status;
@@ -373,6 +418,9 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		return -RMQ_EMSGSIZE;
 	}
 	path = rmq_path_select(&s->paths, len);
+	/* Never more in one message than the peer's slabs take. */
+	if (path >= 0 && path <= RMQ_PATH_EAGER && len > p->eager_max)
+		path = s->paths.rndv ? s->paths.rndv_path : -RMQ_EMSGSIZE;
 	if (path < 0)
 		return path;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
@@ -418,8 +466,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		s->inflight++;
 		break;
 	default:
-		rc = send_rndv(s, p, &w, &out, msgid, flags);
-		break;
+		/* Counts its credit and stats when the RTS goes out. */
+		return send_rndv(s, p, &w, &out, msgid, flags);
 	}
 	if (rc != 0)
 		return rc;
@@ -427,9 +475,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	p->sent++;
 	s->stats.sent_msgs[path]++;
 	s->stats.sent_bytes[path] += len;
-	/* inject and eager copied the message out; rndv keeps it till FIN */
-	if (o->msg != NULL && path != RMQ_PATH_RNDV_READ &&
-	    path != RMQ_PATH_RNDV_SEND)
+	/* inject and eager copied the message out */
+	if (o->msg != NULL)
 		rmq_msg_free(o->msg);
 	return 0;
 }

@@ -34,7 +34,7 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 {
 	struct req_state *r = st;
 	struct rmq_peer  *p;
-	uint32_t          id;
+	uint32_t          id, pid;
 	int               rc;
 
 	if (r->waiting)
@@ -45,10 +45,11 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	id = ++s->next_msgid;
 	if (id == 0)
 		id = ++s->next_msgid;
-	rc = rmq_xfer_send(s, p, o, id, flags);
+	pid = p->id; /* p may be gone when the send returns */
+	rc  = rmq_xfer_send(s, p, o, id, flags);
 	if (rc == 0) {
 		r->waiting = true;
-		r->peer_id = p->id;
+		r->peer_id = pid;
 		r->msgid   = id;
 	}
 	return rc;

@@ -156,6 +156,72 @@ START_TEST(test_hostile_peer_tcp)
 }
 END_TEST
 
+/*
+ * The receiver of a rndv_send answers CTS and dies before taking the
+ * payload: the provider never completes that tsend, and the blocked
+ * rmq_send must still come back (ECONNRESET), not hang.
+ */
+static int
+serve_tsend_victim(rmq_socket *s, void *arg)
+{
+	int     path = RMQ_PATH_RNDV_SEND;
+	char   *payload = calloc(1, 65536), b[16];
+	ssize_t rc;
+
+	(void) arg;
+	if (rmq_setopt(s, RMQ_RNDV_PATH, &path, sizeof(path)) != 0 ||
+	    rmq_recv(s, b, sizeof(b), 0) != 2)
+		return 1;
+	rc = rmq_send(s, payload, 65536, 0);
+	free(payload);
+	fprintf(stderr, "victim: rmq_send gave %s\n", rmq_strerror((int) rc));
+	return rc == -RMQ_ECONNRESET ? 0 : 2;
+}
+
+static void
+cts_then_die(const char *prov)
+{
+	char              bep[64], ep[256];
+	pid_t             victim, attacker;
+	rmq_ctx          *ctx;
+	rmq_socket       *s;
+	struct rmq_peer  *p;
+	struct rmq_rxent *e;
+
+	victim = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                      serve_tsend_victim, NULL, ep, sizeof(ep));
+	attacker = fork();
+	ck_assert_int_ge(attacker, 0);
+	if (attacker == 0) {
+		alarm(30);
+		if (rmq_ctx_new(&ctx, NULL) != 0 ||
+		    rmq_socket_open(ctx, RMQ_PAIR, &s) != 0 ||
+		    rmq_connect(s, ep) != 0 || rmq_send(s, "go", 2, 0) != 2)
+			_exit(1);
+		p = s->peers[0];
+		while (p->qhead == NULL)
+			rmq_progress(s);
+		e = rmq_rxq_pop(s, p); /* the RTS */
+		rmq_xfer_ctl(s, p, RMQ_MT_CTS, e->rts.cookie, 0);
+		usleep(200000);
+		kill(getpid(), SIGKILL);
+	}
+	ck_assert_int_eq(reap(attacker), 200 + SIGKILL);
+	ck_assert_int_eq(reap(victim), 0);
+}
+
+START_TEST(test_cts_then_die_shm)
+{
+	cts_then_die("shm");
+}
+END_TEST
+
+START_TEST(test_cts_then_die_tcp)
+{
+	cts_then_die("tcp");
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
@@ -165,6 +231,8 @@ hostile_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_hostile_peer_shm);
 	tcase_add_test(tc, test_hostile_peer_tcp);
+	tcase_add_test(tc, test_cts_then_die_shm);
+	tcase_add_test(tc, test_cts_then_die_tcp);
 	suite_add_tcase(s, tc);
 	return s;
 }

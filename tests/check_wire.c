@@ -407,6 +407,7 @@ hello_fill(struct rmq_hello *h)
 	h->rcvhwm   = 1000;
 	h->maxmsg   = 0x8877665544332211ull;
 	h->features = 0xa5a5a5a5u;
+	h->eager_max = 0x00c0ffeeu;
 	h->addr_len = RMQ_ADDR_MAX;
 	for (i = 0; i < RMQ_ADDR_MAX; i++)
 		h->addr[i] = (uint8_t) (i * 7 + 3);
@@ -446,6 +447,7 @@ START_TEST(test_ctrl_hello_round_trip)
 	ck_assert_uint_eq(out.rcvhwm, in.rcvhwm);
 	ck_assert(out.maxmsg == in.maxmsg);
 	ck_assert_uint_eq(out.features, in.features);
+	ck_assert_uint_eq(out.eager_max, in.eager_max);
 	ck_assert_uint_eq(out.addr_len, RMQ_ADDR_MAX);
 	ck_assert_mem_eq(out.addr, in.addr, RMQ_ADDR_MAX);
 }
@@ -744,11 +746,12 @@ END_TEST
 /*
  * HELLO body offsets, for a provider name of length pl:
  *   0 pattern(2) 2 pl(1) 3 name(pl) 3+pl conn(4) rcvhwm(4) maxmsg(8)
- *   features(4) addr_len(2) 25+pl addr
+ *   features(4) eager_max(4) addr_len(2) 29+pl addr
  */
 #define HELLO_RCVHWM_OFF(pl) (3 + (pl) + 4)
-#define HELLO_ALEN_OFF(pl)   (3 + (pl) + 20)
-#define HELLO_ADDR_OFF(pl)   (3 + (pl) + 22)
+#define HELLO_EAGER_OFF(pl)  (3 + (pl) + 20)
+#define HELLO_ALEN_OFF(pl)   (3 + (pl) + 24)
+#define HELLO_ADDR_OFF(pl)   (3 + (pl) + 26)
 
 /* Encode a valid HELLO, copy its body out; returns the body length. */
 static size_t
@@ -771,13 +774,15 @@ START_TEST(test_ctrl_hello_layout)
 	uint8_t body[RMQ_CTRL_BODY_MAX];
 	size_t  len = hello_body(body, "tcp", 4);
 
-	ck_assert_uint_eq(len, 3 + 3 + 22 + 4);
+	ck_assert_uint_eq(len, 3 + 3 + 26 + 4);
 	ck_assert_uint_eq(body[0], 0xef); /* pattern 0xbeef */
 	ck_assert_uint_eq(body[1], 0xbe);
 	ck_assert_uint_eq(body[2], 3);
 	ck_assert_mem_eq(body + 3, "tcp", 3);
 	ck_assert_uint_eq(body[HELLO_RCVHWM_OFF(3)], 1000 & 0xff);
 	ck_assert_uint_eq(body[HELLO_RCVHWM_OFF(3) + 1], 1000 >> 8);
+	ck_assert_uint_eq(body[HELLO_EAGER_OFF(3)], 0xee);
+	ck_assert_uint_eq(body[HELLO_EAGER_OFF(3) + 3], 0x00);
 	ck_assert_uint_eq(body[HELLO_ALEN_OFF(3)], 4);
 	ck_assert_uint_eq(body[HELLO_ALEN_OFF(3) + 1], 0);
 }

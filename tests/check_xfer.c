@@ -406,6 +406,77 @@ START_TEST(test_hwm_blocks_sender)
 }
 END_TEST
 
+/*
+ * The sender's eager limit is larger than the receiver's slabs take: the
+ * handshake tells, and such messages go by rendezvous instead.
+ */
+static int
+serve_small_eager(rmq_socket *s, void *arg)
+{
+	uint8_t *buf = malloc(50000);
+	int      i, fails = 0;
+
+	(void) arg;
+	for (i = 0; i < 50; i++)
+		if (rmq_recv(s, buf, 50000, 0) != 50000 ||
+		    test_check(buf, 50000, (uint64_t) i) != 50000)
+			fails++;
+	free(buf);
+	return fails + (rmq_send(s, "k", 1, 0) != 1);
+}
+
+START_TEST(test_peer_eager_limit_respected)
+{
+	char             bep[64], ep[256], c;
+	uint8_t         *buf = malloc(50000);
+	size_t           big = 60000;
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	pid_t            pid;
+	int              i;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_small_eager, NULL, ep, sizeof(ep));
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_EAGER_MAX, &big, sizeof(big)), 0);
+	ck_assert_int_eq(rmq_connect(s, ep), 0);
+	for (i = 0; i < 50; i++) {
+		test_fill(buf, 50000, (uint64_t) i);
+		ck_assert_int_eq(rmq_send(s, buf, 50000, 0), 50000);
+	}
+	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), 1);
+	rmq_stats(s, &st);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_EAGER], 0);
+	close_all(ctx, s);
+	free(buf);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+START_TEST(test_threshold_options_bounded)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	size_t      v;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	v = SIZE_MAX - 8;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_EAGER_MAX, &v, sizeof(v)),
+	                 -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_INJECT_MAX, &v, sizeof(v)),
+	                 -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_bind(s, "tcp://127.0.0.1:0"), 0);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_EAGER_MAX, &v, sizeof(v)),
+	                 -RMQ_EINVAL);
+	v = 1000;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_EAGER_MAX, &v, sizeof(v)), 0);
+	close_all(ctx, s);
+}
+END_TEST
+
 static Suite *
 xfer_suite(void)
 {
@@ -425,6 +496,8 @@ xfer_suite(void)
 	tcase_add_test(tc, test_stream_order_shm);
 	tcase_add_test(tc, test_stream_order_tcp);
 	tcase_add_test(tc, test_hwm_blocks_sender);
+	tcase_add_test(tc, test_peer_eager_limit_respected);
+	tcase_add_test(tc, test_threshold_options_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
