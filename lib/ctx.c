@@ -63,10 +63,14 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 static void
 dom_free(struct rmq_dom *d)
 {
-	if (d->domain != NULL)
-		fi_close(&d->domain->fid);
-	if (d->fabric != NULL)
-		fi_close(&d->fabric->fid);
+	int rc;
+
+	if (d->domain != NULL && (rc = fi_close(&d->domain->fid)) != 0)
+		rmq_log(RMQ_LOG_WARN, "closing domain %s: %s", d->key,
+		        fi_strerror(-rc));
+	if (d->fabric != NULL && (rc = fi_close(&d->fabric->fid)) != 0)
+		rmq_log(RMQ_LOG_WARN, "closing fabric %s: %s", d->key,
+		        fi_strerror(-rc));
 	if (d->info != NULL)
 		fi_freeinfo(d->info);
 	free(d);

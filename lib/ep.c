@@ -315,19 +315,29 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 	return rc;
 }
 
+static void
+close_fid(struct fid *fid, const char *what)
+{
+	int rc;
+
+	if (fid == NULL)
+		return;
+	rc = fi_close(fid);
+	if (rc != 0)
+		rmq_log(RMQ_LOG_WARN, "closing the %s: %s", what,
+		        fi_strerror(-rc));
+}
+
 void
 rmq_ep_close(struct rmq_socket *s)
 {
 	struct rmq_slab *sl, *next;
 
-	if (s->ep != NULL)
-		fi_close(&s->ep->fid);
+	close_fid(s->ep ? &s->ep->fid : NULL, "endpoint");
 	s->ep = NULL;
-	if (s->av != NULL)
-		fi_close(&s->av->fid);
+	close_fid(s->av ? &s->av->fid : NULL, "address vector");
 	s->av = NULL;
-	if (s->cq != NULL)
-		fi_close(&s->cq->fid);
+	close_fid(s->cq ? &s->cq->fid : NULL, "completion queue");
 	s->cq = NULL;
 	for (sl = s->slabs; sl != NULL; sl = next) {
 		next = sl->next;

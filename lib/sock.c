@@ -82,7 +82,7 @@ rmq_close(rmq_socket *s)
 	struct rmq_rndv_tx  *r, *rn;
 	struct rmq_waiter    w;
 	rmq_ctx             *ctx;
-	int                  i;
+	int                  i, rc;
 
 	if (s == NULL)
 		return -RMQ_EINVAL;
@@ -124,8 +124,8 @@ rmq_close(rmq_socket *s)
 		rmq_rndv_complete(s, r, -RMQ_ECLOSED);
 	}
 	/* Closing the endpoint cancels what is still posted. */
-	if (s->ep != NULL)
-		fi_close(&s->ep->fid);
+	if (s->ep != NULL && (rc = fi_close(&s->ep->fid)) != 0)
+		rmq_log(RMQ_LOG_WARN, "close: endpoint: %s", fi_strerror(-rc));
 	s->ep = NULL;
 	while ((r = s->rndv) != NULL) { /* tsends the provider held */
 		s->rndv = r->next;

@@ -203,6 +203,7 @@ cts_then_die(const char *prov)
 			rmq_progress(s);
 		e = rmq_rxq_pop(s, p); /* the RTS */
 		rmq_xfer_ctl(s, p, RMQ_MT_CTS, e->rts.cookie, 0);
+		rmq_rxent_free(s, e);
 		usleep(200000);
 		kill(getpid(), SIGKILL);
 	}
