@@ -533,7 +533,6 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 	set_nonblock(fd);
 	p->fd = fd;
 	fd    = -1;
-	s->connected_any = true;
 out:
 	if (rc != 0 && p != NULL) {
 		p->state = RMQ_PEER_DEAD;

@@ -194,7 +194,6 @@ struct rmq_rxent {
 
 /* A rendezvous read in progress (one per delivery). */
 struct rmq_read {
-	struct rmq_op    *ops;      /* one per chunk */
 	size_t            nchunks;
 	size_t            pending;
 	int               status;
@@ -305,13 +304,11 @@ struct rmq_socket {
 	int                rr_rx;      /* fair-queue cursor (recv) */
 	int                nlive;
 	bool               lost_peer;  /* a peer died: report once */
-	bool               connected_any; /* rmq_connect ever succeeded */
 
 	struct rmq_listener *listeners;
 	struct rmq_pending  *pendings;
 	int64_t            next_ctrl_poll;
 
-	bool               in_recv;    /* a recv is waiting: no bg pulls */
 	size_t             nqueued;    /* messages queued on all peers */
 	struct rmq_rxent  *rx_free;    /* spare entries: none malloc'd per
 	                                * message in the steady state */
@@ -319,7 +316,6 @@ struct rmq_socket {
 	struct rmq_read   *cur_read;   /* the rendezvous fetch under way */
 	unsigned           ticks;      /* progress calls, for cheap timers */
 	int                cts_pending; /* rndv_send: tsends to post */
-	bool               closing;
 	struct rmq_stats   stats;
 	char               last_endpoint[256];
 };
@@ -433,7 +429,6 @@ struct rmq_pattern_ops {
 	const char *name;      /* "req" */
 	const char *peer_name; /* "rep" */
 	uint16_t    wire_id;   /* see pattern.h */
-	uint16_t    peer_wire_id;
 	int         max_peers; /* 0: any number */
 	bool        report_lost; /* a dead peer fails the next operation */
 	size_t      state_size; /* the core allocates and zeroes it */

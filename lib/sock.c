@@ -86,8 +86,7 @@ rmq_close(rmq_socket *s)
 
 	if (s == NULL)
 		return -RMQ_EINVAL;
-	ctx        = s->ctx;
-	s->closing = true;
+	ctx = s->ctx;
 	/* Linger: let sends in flight finish (peers read our rendezvous). */
 	rmq_waiter_init(&w, s->linger);
 	while (s->ep != NULL && !drained(s)) {
@@ -299,9 +298,7 @@ rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 	struct rmq_peer *p = NULL;
 	int              rc;
 
-	s->in_recv = true;
-	rc         = rmq_sock_wait(s, flags, s->rcvtimeo, have_msg, &p);
-	s->in_recv = false;
+	rc = rmq_sock_wait(s, flags, s->rcvtimeo, have_msg, &p);
 	if (rc == 0)
 		*e = rmq_rxq_pop(s, p);
 	return rc;

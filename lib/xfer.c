@@ -971,6 +971,8 @@ rmq_xfer_pull_pending(struct rmq_socket *s)
 	struct rmq_rxent *e;
 	int               i, rc;
 
+	if (s->nqueued == 0)
+		return; /* the usual case, on every idle round of a send */
 	for (i = 0; i < s->peers_cap; i++) {
 		struct rmq_peer *p = s->peers[i];
 
