@@ -74,6 +74,10 @@ static const struct {
 	{ "RMQ_LOG", "log" },
 	{ "RMQ_EAGER_MAX", "thresholds.eager_max" },
 	{ "RMQ_INJECT_MAX", "thresholds.inject_max" },
+	{ "RMQ_RING_MAX", "thresholds.ring_max" },
+	{ "RMQ_RNDV", "thresholds.rndv" },
+	{ "RMQ_PATH", "thresholds.path" },
+	{ "RMQ_STRICT", "strict" },
 	{ "RMQ_SPIN_US", "progress.spin_us" },
 };
 
@@ -315,6 +319,8 @@ load_value(struct loader *ld, const struct rmq_schema_key *k)
 		        (const char *) ev->data.scalar.value,
 		        ev->data.scalar.length, what, sizeof what))
 			rc = at(ld, ev->start_mark, "%s: %s", k->name, what);
+		else
+			ld->cfg.src[k - rmq_schema] = RMQ_CFG_SRC_FILE;
 		goto out;
 	}
 	if (k == NULL && ev->type == YAML_MAPPING_START_EVENT) {
@@ -431,8 +437,10 @@ load_buffer(struct rmq_config *cfg, const unsigned char *buf, size_t len,
 	}
 	yaml_parser_set_input_string(&ld.parser, buf, len);
 	rc = load_stream(&ld);
-	if (rc == 0)
+	if (rc == 0) {
+		snprintf(ld.cfg.file, sizeof ld.cfg.file, "%s", name);
 		memcpy(cfg, &ld.cfg, sizeof *cfg);
+	}
 	yaml_event_delete(&ld.ev);
 	yaml_parser_delete(&ld.parser);
 out:
@@ -572,8 +580,28 @@ rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 			set_err(err, errlen, "%s: %s", env_vars[i].var, what);
 			goto out;
 		}
+		tmp.src[k - rmq_schema] = RMQ_CFG_SRC_ENV;
 	}
 	memcpy(cfg, &tmp, sizeof *cfg);
 out:
 	return rc;
+}
+
+int
+rmq_config_key_index(const char *key)
+{
+	const struct rmq_schema_key *k = rmq_schema_find(key, strlen(key));
+
+	return k != NULL ? (int) (k - rmq_schema) : -1;
+}
+
+const char *
+rmq_config_env_var(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof env_vars / sizeof env_vars[0]; i++)
+		if (strcmp(env_vars[i].key, key) == 0)
+			return env_vars[i].var;
+	return NULL;
 }

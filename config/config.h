@@ -18,6 +18,30 @@ enum rmq_log_level {
 	RMQ_LOG_DEBUG = 3,
 };
 
+/* Where a value came from (rmq_info prints it). */
+enum rmq_cfg_src {
+	RMQ_CFG_SRC_DEFAULT = 0, /* schema default */
+	RMQ_CFG_SRC_FILE,        /* the YAML file */
+	RMQ_CFG_SRC_ENV,         /* an RMQ_* environment variable */
+};
+
+#define RMQ_CFG_MAX_KEYS 64 /* room in src[]; schema.c checks */
+
+/* Path thresholds for one pattern (thresholds.pair.*, .reqrep.*). */
+struct rmq_cfg_paths {
+	size_t inject_max; /* 0 = inherit */
+	size_t eager_max;  /* 0 = inherit */
+	size_t ring_max;   /* 0 = inherit */
+	int    rndv;       /* RMQ_PATH_* above the ring/eager limit, -1 inherit */
+	int    force;      /* RMQ_PATH_* for every message, -1 by size */
+};
+
+enum rmq_cfg_pattern {
+	RMQ_CFG_PAT_PAIR = 0,
+	RMQ_CFG_PAT_REQREP,
+	RMQ_CFG_NPAT,
+};
+
 /*
  * Every field has a default in schema.c.  Size thresholds of 0 mean "take
  * the provider row's value" (the provider row in providers/ knows the
@@ -27,6 +51,14 @@ struct rmq_config {
 	char     provider[RMQ_CFG_STR_MAX]; /* auto|shm|tcp|sockets|verbs|efa */
 	size_t   inject_max;     /* thresholds.inject_max, 0 = provider row */
 	size_t   eager_max;      /* thresholds.eager_max,  0 = provider row */
+	size_t   ring_max;       /* thresholds.ring_max,   0 = provider row */
+	int      rndv;           /* thresholds.rndv: RMQ_PATH_*, -1 = row */
+	int      force;          /* thresholds.path: RMQ_PATH_*, -1 = by size */
+	int      tuned;          /* thresholds.tuned: written by rmq_tune */
+	struct rmq_cfg_paths pat[RMQ_CFG_NPAT]; /* per-pattern overrides */
+	int      ring_slots;     /* ring.slots per peer, 0 = no ring */
+	size_t   ring_slot_size; /* ring.slot_size */
+	int      strict;         /* strict: obey verbs/efa rules everywhere */
 	size_t   slab_size;      /* memory.slab_size: multi-recv slab bytes */
 	int      slabs;          /* memory.slabs: slabs posted per socket */
 	int      sndhwm;         /* limits.sndhwm: sends in flight */
@@ -39,6 +71,9 @@ struct rmq_config {
 	int      handshake_ms;   /* timeouts.handshake_ms */
 	int      spin_us;        /* progress.spin_us before sleeping */
 	int      log_level;      /* log: error|warn|info|debug */
+	/* Not keys: where each value came from, and the file read. */
+	unsigned char src[RMQ_CFG_MAX_KEYS]; /* RMQ_CFG_SRC_*, by schema row */
+	char     file[256];
 };
 
 /* Fill cfg with the schema's defaults. */
@@ -58,8 +93,14 @@ int rmq_config_load_string(struct rmq_config *cfg, const char *yaml,
 
 /*
  * Apply environment overrides (RMQ_PROVIDER, RMQ_LOG, RMQ_EAGER_MAX,
- * RMQ_INJECT_MAX, RMQ_SPIN_US): same validation, messages name the variable.
+ * RMQ_INJECT_MAX, RMQ_RING_MAX, RMQ_RNDV, RMQ_PATH, RMQ_STRICT,
+ * RMQ_SPIN_US): same validation, messages name the variable.
  */
 int rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen);
+
+/* The schema row index of a dotted key (for cfg->src[]), or -1. */
+int rmq_config_key_index(const char *key);
+/* The environment variable that overrides a key, or NULL. */
+const char *rmq_config_env_var(const char *key);
 
 #endif /* RMQ_CONFIG_H */

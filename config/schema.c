@@ -57,6 +57,40 @@ static const struct rmq_schema_choice log_levels[] = {
 	{ NULL, 0 },
 };
 
+static const struct rmq_schema_choice rndv_paths[] = {
+	{ "auto", -1 },
+	{ "rndv_read", RMQ_PATH_RNDV_READ },
+	{ "rndv_write", RMQ_PATH_RNDV_WRITE },
+	{ "rndv_send", RMQ_PATH_RNDV_SEND },
+	{ "seg", RMQ_PATH_SEG },
+	{ NULL, 0 },
+};
+
+static const struct rmq_schema_choice all_paths[] = {
+	{ "auto", -1 },
+	{ "inject", RMQ_PATH_INJECT },
+	{ "eager", RMQ_PATH_EAGER },
+	{ "ring", RMQ_PATH_RING },
+	{ "rndv_read", RMQ_PATH_RNDV_READ },
+	{ "rndv_write", RMQ_PATH_RNDV_WRITE },
+	{ "rndv_send", RMQ_PATH_RNDV_SEND },
+	{ "seg", RMQ_PATH_SEG },
+	{ NULL, 0 },
+};
+
+static const struct rmq_schema_choice booleans[] = {
+	{ "false", 0 },
+	{ "true", 1 },
+	{ "off", 0 },
+	{ "on", 1 },
+	{ "no", 0 },
+	{ "yes", 1 },
+	{ NULL, 0 },
+};
+
+/* The five path keys of one pattern's section. */
+#define PATTERN_KEYS(sec, i)                                                  	{ "thresholds." sec ".inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0,    	    NULL, FIELD(pat[i].inject_max),                                   	    sec ": largest inject payload; 0 = thresholds.inject_max" },      	{ "thresholds." sec ".eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,    	    NULL, FIELD(pat[i].eager_max),                                    	    sec ": largest eager payload; 0 = thresholds.eager_max" },        	{ "thresholds." sec ".ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,     	    NULL, FIELD(pat[i].ring_max),                                     	    sec ": largest ring payload; 0 = thresholds.ring_max" },          	{ "thresholds." sec ".rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,   	    FIELD(pat[i].rndv),                                               	    sec ": path above the ring/eager limit; auto = thresholds.rndv" }, 	{ "thresholds." sec ".path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,    	    FIELD(pat[i].force),                                              	    sec ": one path for every message; auto = thresholds.path" }
+
 /*
  * name, type, min, max, default, choices, field, description.
  * Keep sections together: rmq.yaml.example lists them in this order.
@@ -72,6 +106,29 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "thresholds.eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0, NULL,
 	    FIELD(eager_max),
 	    "largest payload sent eagerly; 0 = the provider's value" },
+	{ "thresholds.ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0, NULL,
+	    FIELD(ring_max),
+	    "largest payload written into the peer's ring; 0 = the provider's "
+	    "value; at most eager_max = no ring" },
+	{ "thresholds.rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,
+	    FIELD(rndv),
+	    "path for messages above the ring/eager limit; auto = the "
+	    "provider's measured choice" },
+	{ "thresholds.path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,
+	    FIELD(force),
+	    "force one path for every message; auto = choose by size" },
+	{ "thresholds.tuned", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
+	    FIELD(tuned),
+	    "true when rmq_tune measured these thresholds on this machine" },
+	PATTERN_KEYS("pair", RMQ_CFG_PAT_PAIR),
+	PATTERN_KEYS("reqrep", RMQ_CFG_PAT_REQREP),
+	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, 64, NULL, FIELD(ring_slots),
+	    "slots in each peer's receive ring; 0 = no ring" },
+	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,
+	    FIELD(ring_slot_size),
+	    "bytes per ring slot; a message takes one or more slots" },
+	{ "strict", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans, FIELD(strict),
+	    "obey the rules of verbs and efa on every provider (rmq_paths(7))" },
 	{ "memory.slab_size", RMQ_SCHEMA_SIZE, 64 * KiB, 1 * GiB, 1 * MiB,
 	    NULL, FIELD(slab_size), "bytes in each multi-recv slab" },
 	{ "memory.slabs", RMQ_SCHEMA_INT, 1, 64, 4, NULL, FIELD(slabs),
@@ -101,6 +158,8 @@ const struct rmq_schema_key rmq_schema[] = {
 
 _Static_assert(sizeof(rmq_schema) / sizeof(rmq_schema[0]) == RMQ_SCHEMA_NKEYS,
     "RMQ_SCHEMA_NKEYS does not match the table");
+_Static_assert(RMQ_SCHEMA_NKEYS <= RMQ_CFG_MAX_KEYS,
+    "struct rmq_config's src[] is too small");
 
 enum parse_result {
 	PARSE_OK,

@@ -92,8 +92,16 @@ enum rmq_opt {
 	RMQ_INJECT_MAX    = 11, /* size_t: largest payload sent by inject */
 	RMQ_EAGER_MAX     = 12, /* size_t: largest payload sent eager */
 	RMQ_NPEERS        = 13, /* getopt only: connected peers */
-	RMQ_RNDV_PATH     = 14, /* int: RMQ_PATH_RNDV_READ or _SEND above
-	                         * eager_max (default: the provider row's) */
+	RMQ_RNDV_PATH     = 14, /* int: what carries messages above the
+	                         * ring/eager limit: RMQ_PATH_RNDV_READ,
+	                         * _RNDV_WRITE, _RNDV_SEND or _SEG (default:
+	                         * the provider row's) */
+	RMQ_PATH          = 15, /* int: force one path for every message
+	                         * (RMQ_PATH_*), or -1 = by size (default) */
+	RMQ_RING_MAX      = 16, /* size_t: largest payload sent by the ring
+	                         * (0: no ring; above eager_max to use it) */
+	RMQ_STRICT        = 17, /* getopt only: 1 if the socket obeys the
+	                         * verbs/efa rules (rmq_paths(7)) */
 };
 
 /* The ways a message can travel (see rmq(7)). */
@@ -106,7 +114,15 @@ enum rmq_path {
 	                         * the payload two-sided (the provider's own
 	                         * bulk protocol: CMA/SAR on shm, rxm's
 	                         * rendezvous on tcp) */
-	RMQ_PATH_COUNT     = 4,
+	RMQ_PATH_RING      = 4, /* fi_writedata into a ring in the receiver's
+	                         * registered memory; the 32-bit immediate
+	                         * says where */
+	RMQ_PATH_RNDV_WRITE = 5, /* receiver grants its buffer, the sender
+	                          * fi_write's the payload and signals with
+	                          * fi_writedata */
+	RMQ_PATH_SEG       = 6, /* segmented two-sided: eager-sized pieces,
+	                         * for providers without RMA */
+	RMQ_PATH_COUNT     = 7,
 	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats */
 };
 

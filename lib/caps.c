@@ -8,20 +8,36 @@
 
 #include "rmq_int.h"
 
+/* What the ring needs: writes ordered with each other and with sends. */
+#define RMQ_RING_ORDER (FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW)
+
 struct fi_info *
-rmq_caps_hints(const struct rmq_prov *row)
+rmq_caps_hints_level(const struct rmq_prov *row, int level)
 {
 	struct fi_info *h = fi_allocinfo();
 
 	if (h == NULL)
 		return NULL;
-	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_REMOTE_READ |
-	          FI_MULTI_RECV;
+	/*
+	 * level 0: everything, writes ordered with sends (the ring mixed
+	 * with other paths); level 1: everything, sends ordered only;
+	 * level 2: no RMA at all (rndv_send and seg carry large messages).
+	 * Level 0 is asked for only when a socket mixes the ring with other
+	 * paths: measured on shm 1.17, asking for write ordering turns off
+	 * its CMA fast path for RMA (and a read of a bad address then never
+	 * completes).
+	 */
+	h->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+	if (level < 2)
+		h->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		           FI_REMOTE_WRITE;
 	/* Every context we pass starts with a struct fi_context2. */
-	h->mode                  = FI_CONTEXT | FI_CONTEXT2;
+	h->mode                  = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
 	h->ep_attr->type         = FI_EP_RDM;
 	h->tx_attr->msg_order    = FI_ORDER_SAS;
-	h->rx_attr->msg_order    = FI_ORDER_SAS;
+	if (level == 0)
+		h->tx_attr->msg_order |= RMQ_RING_ORDER;
+	h->rx_attr->msg_order    = h->tx_attr->msg_order;
 	h->domain_attr->mr_mode  = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 	                          FI_MR_ALLOCATED | FI_MR_PROV_KEY |
 	                          FI_MR_ENDPOINT;
@@ -35,6 +51,12 @@ rmq_caps_hints(const struct rmq_prov *row)
 		return NULL;
 	}
 	return h;
+}
+
+struct fi_info *
+rmq_caps_hints(const struct rmq_prov *row)
+{
+	return rmq_caps_hints_level(row, 0);
 }
 
 static size_t
@@ -52,6 +74,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
                    const struct rmq_prov *row, const struct rmq_config *cfg)
 {
 	const uint64_t rd = FI_RMA | FI_READ | FI_REMOTE_READ;
+	const uint64_t wr = FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
 	uint64_t       mr;
 
 	memset(c, 0, sizeof(*c));
@@ -67,15 +90,13 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->mr_key_size   = info->domain_attr->mr_key_size;
 	c->data_progress = (int) info->domain_attr->data_progress;
 	c->rma_read      = (info->caps & rd) == rd;
-	c->rma_native    = c->rma_read && !(row->flags & RMQ_PROV_RMA_EMULATED);
+	c->rma_write     = (info->caps & wr) == wr;
+	c->rma_native    = (c->rma_read || c->rma_write) &&
+	                   !(row->flags & RMQ_PROV_RMA_EMULATED);
+	c->ordered       = (c->msg_order & RMQ_RING_ORDER) == RMQ_RING_ORDER;
+	c->rx_cq_data    = (info->mode & FI_RX_CQ_DATA) != 0;
 	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0;
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
-	/* The row's measured choice, if this provider can do it. */
-	c->rndv_path = row->rndv_path;
-	if (c->rndv_path == RMQ_PATH_RNDV_SEND && !c->tagged)
-		c->rndv_path = RMQ_PATH_RNDV_READ;
-	if (c->rndv_path == RMQ_PATH_RNDV_READ && !c->rma_read && c->tagged)
-		c->rndv_path = RMQ_PATH_RNDV_SEND;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD);
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
 	if (info->domain_attr->mr_mode == FI_MR_BASIC)
@@ -86,6 +107,24 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->mr_endpoint  = (mr & FI_MR_ENDPOINT) != 0;
 	c->mr_allocated = (mr & FI_MR_ALLOCATED) != 0;
 	c->need_context = (info->mode & (FI_CONTEXT | FI_CONTEXT2)) != 0;
+
+	/*
+	 * Strict mode: the rules of verbs and efa on whatever provider this
+	 * is (rmq_paths(7)).  A descriptor for every local buffer, keys only
+	 * as the provider returned them, 4 bytes of immediate, a receive
+	 * accounted for every writedata, FI_CONTEXT2 contexts, no wait fd,
+	 * and large RMA cut in chunks as a NIC's max size would.
+	 */
+	if (cfg != NULL && cfg->strict) {
+		c->strict       = true;
+		c->mr_local     = true;
+		c->mr_prov_key  = true;
+		c->rx_cq_data   = true;
+		c->need_context = true;
+		c->wait_fd      = false;
+		if (c->cq_data_size > 4)
+			c->cq_data_size = 4;
+	}
 
 	/*
 	 * inject: the header and the payload together within inject_size
@@ -123,9 +162,74 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 		c->inject_max = c->eager_max;
 
 	c->rma_chunk = min_nz(row->rma_chunk, c->max_msg_size);
+	if (c->strict)
+		c->rma_chunk = min_nz(c->rma_chunk, RMQ_STRICT_RMA_CHUNK);
 	if (c->rma_chunk == 0)
 		c->rma_chunk = SIZE_MAX;
+	c->ring_max = row->ring_max;
+	if (cfg != NULL && cfg->ring_max != 0)
+		c->ring_max = cfg->ring_max;
+
+	/* The row's measured rendezvous, if this provider can do it. */
+	c->rndv_path = row->rndv_path;
+	if (cfg != NULL && cfg->rndv >= 0)
+		c->rndv_path = cfg->rndv;
+	if (!rmq_path_can(c, c->rndv_path, NULL)) {
+		static const int order[] = {
+			RMQ_PATH_RNDV_READ, RMQ_PATH_RNDV_WRITE,
+			RMQ_PATH_RNDV_SEND, RMQ_PATH_SEG,
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+			if (rmq_path_can(c, order[i], NULL))
+				break;
+		c->rndv_path = order[i < 4 ? i : 3];
+	}
 	if (!c->multi_recv)
 		return -RMQ_ENOTSUP;
 	return 0;
+}
+
+bool
+rmq_path_can(const struct rmq_caps *c, int path, const char **why)
+{
+	const char *w = NULL;
+
+	switch (path) {
+	case RMQ_PATH_INJECT:
+		if (!c->inject)
+			w = "its inject size cannot hold librmq's header";
+		break;
+	case RMQ_PATH_EAGER:
+	case RMQ_PATH_SEG:
+		break; /* two-sided into multi-recv slabs: always */
+	case RMQ_PATH_RING:
+		/* Mixed with other paths it also needs c->ordered (select.c). */
+		if (!c->rma_write)
+			w = "it has no FI_RMA write";
+		else if (c->cq_data_size < 4)
+			w = "it carries fewer than 4 bytes of remote CQ data";
+		break;
+	case RMQ_PATH_RNDV_READ:
+		if (!c->rma_read)
+			w = "it has no FI_RMA read";
+		break;
+	case RMQ_PATH_RNDV_WRITE:
+		if (!c->rma_write)
+			w = "it has no FI_RMA write";
+		else if (c->cq_data_size < 4)
+			w = "it carries fewer than 4 bytes of remote CQ data";
+		break;
+	case RMQ_PATH_RNDV_SEND:
+		if (!c->tagged)
+			w = "it has no FI_TAGGED";
+		break;
+	default:
+		w = "there is no such path";
+		break;
+	}
+	if (why != NULL)
+		*why = w;
+	return w == NULL;
 }

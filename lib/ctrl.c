@@ -287,6 +287,15 @@ hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
 	h->addr_len = (uint16_t) s->fabaddr_len;
 	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
+	if (p->ring != NULL) {
+		h->features      |= RMQ_FEAT_RING;
+		h->ring_addr      = s->dom->caps.mr_virt_addr
+		                        ? (uint64_t) (uintptr_t) p->ring
+		                        : 0;
+		h->ring_key       = fi_mr_key(p->ring_mr);
+		h->ring_slots     = p->ring_slots;
+		h->ring_slot_size = (uint32_t) p->ring_slot;
+	}
 	fin = (struct sockaddr_in *) (void *) h->addr;
 	if ((s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) &&
 	    s->fabaddr_len >= sizeof(*fin) && fin->sin_family == AF_INET &&
@@ -378,6 +387,13 @@ hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 	p->credits = h->rcvhwm;
 	p->maxmsg  = h->maxmsg;
 	p->eager_max = h->eager_max;
+	if (h->features & RMQ_FEAT_RING) {
+		p->rring_addr  = h->ring_addr;
+		p->rring_key   = h->ring_key;
+		p->rring_slots = h->ring_slots;
+		p->rring_slot  = h->ring_slot_size;
+		p->rring_free  = h->ring_slots;
+	}
 	p->state   = RMQ_PEER_LIVE;
 	s->nlive++;
 	s->stats.peers_connected++;
@@ -497,6 +513,8 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 	}
 	snprintf(p->name, sizeof(p->name), "%s:%s",
 	         a->unix_name ? a->name : a->host, a->unix_name ? "" : a->port);
+	if (rmq_ring_rx_init(s, p) != 0)
+		rmq_log(RMQ_LOG_WARN, "%s: no ring for this peer", p->name);
 	hello_fill(s, fd, p, &h);
 	rc = write_all(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
 	if (rc != 0)
@@ -601,6 +619,8 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 		pending_fail(s, pd, -rc, reason);
 		return;
 	}
+	if (rmq_ring_rx_init(s, p) != 0)
+		rmq_log(RMQ_LOG_WARN, "%s: no ring for this peer", p->name);
 	hello_fill(s, pd->fd, p, &h);
 	rc = write_all(pd->fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
 	if (rc != 0) {

@@ -78,19 +78,24 @@ dom_free(struct rmq_dom *d)
 
 int
 rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
-            struct rmq_dom **domp, struct fi_info **infop)
+            bool ordered, struct rmq_dom **domp, struct fi_info **infop)
 {
 	struct fi_info *hints, *info = NULL;
 	struct rmq_dom *d;
 	char            key[160];
-	int             rc;
+	int             rc = 0, level;
 
-	hints = rmq_caps_hints(prov);
-	if (hints == NULL)
-		return -RMQ_ENOMEM;
-	rc = fi_getinfo(FI_VERSION(1, 17), node, NULL, node ? FI_SOURCE : 0,
-	                hints, &info);
-	fi_freeinfo(hints);
+	/* Everything we can use first, then less (rmq_caps_hints_level). */
+	for (level = ordered ? 0 : 1; level < RMQ_HINT_LEVELS; level++) {
+		hints = rmq_caps_hints_level(prov, level);
+		if (hints == NULL)
+			return -RMQ_ENOMEM;
+		rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
+		                node ? FI_SOURCE : 0, hints, &info);
+		fi_freeinfo(hints);
+		if (rc != -FI_ENODATA)
+			break;
+	}
 	if (rc != 0 || info == NULL) {
 		rmq_log(RMQ_LOG_ERROR,
 		        "provider %s (%s) not available here%s%s: %s",
@@ -103,8 +108,9 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		fi_freeinfo(info->next);
 		info->next = NULL;
 	}
-	snprintf(key, sizeof(key), "%s/%s/%s", info->fabric_attr->prov_name,
-	         info->fabric_attr->name, info->domain_attr->name);
+	snprintf(key, sizeof(key), "%s/%s/%s%s", info->fabric_attr->prov_name,
+	         info->fabric_attr->name, info->domain_attr->name,
+	         level == 0 ? "/ordered" : "");
 
 	pthread_mutex_lock(&ctx->lock);
 	for (d = ctx->doms; d != NULL; d = d->next)

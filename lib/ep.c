@@ -237,6 +237,76 @@ unique_name(struct rmq_socket *s)
 	return 0;
 }
 
+/* May this socket use path p?  Logs why not. */
+static int
+path_check(struct rmq_socket *s, int p, const char *what)
+{
+	const char *why = NULL;
+
+	if (!rmq_path_can(&s->dom->caps, p, &why) ||
+	    (p == RMQ_PATH_RING && !s->paths.ring_ok &&
+	     (why = "ring.slots is below 4 (no ring)") != NULL)) {
+		rmq_log(RMQ_LOG_ERROR, "%s: %s cannot carry %s: %s",
+		        what, s->prov->name, rmq_path_name(p), why);
+		return -RMQ_ENOTSUP;
+	}
+	return 0;
+}
+
+int
+rmq_sock_paths(struct rmq_socket *s)
+{
+	struct rmq_path_table *t = &s->paths;
+	int                    rc;
+
+	rmq_path_table_init(t, &s->dom->caps, &s->ctx->cfg, s->ops->cfg_pat);
+	if (s->inject_max_opt != 0 && s->inject_max_opt < t->inject_max) {
+		t->inject_max = s->inject_max_opt;
+		t->src[RMQ_TH_INJECT] = RMQ_SRC_OPT;
+	}
+	if (s->eager_max_opt != 0) {
+		t->eager_max = s->eager_max_opt;
+		t->src[RMQ_TH_EAGER] = RMQ_SRC_OPT;
+	}
+	if (s->ring_max_set) {
+		t->ring_max = s->ring_max_opt;
+		t->src[RMQ_TH_RING] = RMQ_SRC_OPT;
+	}
+	if (s->rndv_path_opt != 0) {
+		t->rndv_path = s->rndv_path_opt;
+		t->src[RMQ_TH_RNDV] = RMQ_SRC_OPT;
+	}
+	if (s->force_opt != -2) {
+		t->force = s->force_opt;
+		t->src[RMQ_TH_FORCE] = RMQ_SRC_OPT;
+	}
+	rmq_path_table_fix(t, &s->dom->caps);
+	/* Asked for and impossible here: say so now, not at the first send. */
+	rc = path_check(s, t->rndv_path, "rendezvous path");
+	if (rc == 0 && t->force >= 0)
+		rc = path_check(s, t->force, "forced path");
+	return rc;
+}
+
+/*
+ * Will this socket mix the ring with other paths?  Then it needs a domain
+ * that orders writes with sends, asked for only then (caps.c says why).
+ */
+static bool
+wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
+{
+	const struct rmq_config *cfg = &s->ctx->cfg;
+	int                      pat = s->ops->cfg_pat;
+
+	if (cfg->ring_slots < 4)
+		return false;
+	if (s->ring_max_set)
+		return s->ring_max_opt > 0;
+	if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
+		return true;
+	return cfg->ring_max > 0 || prov->ring_max > 0;
+}
+
 int
 rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
             const char *node)
@@ -248,33 +318,16 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 	if (s->ep != NULL)
 		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
 	s->prov = prov;
-	rc      = rmq_dom_get(s->ctx, prov, node, &s->dom, &s->info);
+	rc      = rmq_dom_get(s->ctx, prov, node, wants_ring(s, prov), &s->dom,
+	                      &s->info);
 	if (rc != 0) {
 		s->prov = NULL;
 		return rc;
 	}
-	rmq_path_table_init(&s->paths, &s->dom->caps);
-	if (s->inject_max_opt != 0 && s->inject_max_opt < s->paths.inject_max)
-		s->paths.inject_max = s->inject_max_opt;
-	if (s->eager_max_opt != 0)
-		s->paths.eager_max = s->eager_max_opt;
-	if (s->paths.eager_max < s->paths.inject_max)
-		s->paths.eager_max = s->paths.inject_max;
-	if (s->rndv_path_opt != 0) {
-		s->paths.rndv_path = s->rndv_path_opt;
-		s->paths.rndv = s->rndv_path_opt == RMQ_PATH_RNDV_SEND
-		                    ? s->dom->caps.tagged
-		                    : s->dom->caps.rma_read;
-		if (!s->paths.rndv) {
-			/* Forced, and this provider cannot: say so now. */
-			rmq_log(RMQ_LOG_ERROR, "%s cannot do %s (%s)",
-			        prov->name, rmq_path_name(s->rndv_path_opt),
-			        s->rndv_path_opt == RMQ_PATH_RNDV_SEND
-			            ? "no FI_TAGGED"
-			            : "no FI_RMA read");
-			rmq_ep_close(s);
-			return -RMQ_ENOTSUP;
-		}
+	rc = rmq_sock_paths(s);
+	if (rc != 0) {
+		rmq_ep_close(s);
+		return rc;
 	}
 	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
 	if (s->min_multi < RMQ_RTS_SIZE)

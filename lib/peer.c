@@ -76,8 +76,14 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct rmq_rxent *e;
 
-	while ((e = rmq_rxq_pop(s, p)) != NULL)
+	while ((e = rmq_rxq_pop(s, p)) != NULL) {
+		e->ring_end = 0; /* no credits for a peer that is gone */
 		rmq_rxent_free(s, e);
+	}
+	if (p->seg != NULL)
+		rmq_rxent_free(s, p->seg);
+	p->seg = NULL;
+	rmq_ring_rx_free(p);
 	if (p->fiaddr != FI_ADDR_UNSPEC && s->av != NULL)
 		fi_av_remove(s->av, &p->fiaddr, 1, 0);
 	if (p->fd >= 0)

@@ -60,10 +60,18 @@ on_read(struct rmq_read_op *ro, int err)
 
 static void
 dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
-         size_t len, int err)
+         size_t len, uint64_t data, int err)
 {
 	struct rmq_op *op = ctx;
 
+	if ((flags & FI_REMOTE_CQ_DATA) && err == 0) {
+		/* A peer's writedata landed (ring message, rndv_write). */
+		rmq_xfer_imm(s, data);
+		if (op != NULL && op->kind == RMQ_OP_SLAB)
+			on_slab(s, (struct rmq_slab *) op,
+			        flags & FI_MULTI_RECV, NULL, 0);
+		return;
+	}
 	if (op == NULL) {
 		/*
 		 * shm 1.17's fast RMA path reports a failed read (a peer's
@@ -104,6 +112,9 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 	case RMQ_OP_TSEND:
 		rmq_rndv_tsend_done(s, (struct rmq_rndv_tx *) op, err);
 		break;
+	case RMQ_OP_WRITE:
+		rmq_xfer_write_done(s, (struct rmq_write_op *) op, err);
+		break;
 	default:
 		break;
 	}
@@ -124,7 +135,7 @@ rmq_progress_cq(struct rmq_socket *s)
 		if (n > 0) {
 			for (i = 0; i < n; i++)
 				dispatch(s, ent[i].op_context, ent[i].flags,
-				         ent[i].buf, ent[i].len, 0);
+				         ent[i].buf, ent[i].len, ent[i].data, 0);
 			total += (int) n;
 			if (n < RMQ_CQ_BATCH)
 				break;
@@ -138,7 +149,7 @@ rmq_progress_cq(struct rmq_socket *s)
 			 * code in err.err: normalise, and never let it be 0. */
 			e = (int) err.err;
 			e = e > 0 ? -e : e == 0 ? -FI_EIO : e;
-			dispatch(s, err.op_context, err.flags, NULL, 0, e);
+			dispatch(s, err.op_context, err.flags, NULL, 0, 0, e);
 			total++;
 			continue;
 		}

@@ -65,7 +65,11 @@ struct rmq_caps {
 	bool     inject;       /* inject_size holds at least our header */
 	bool     tagged;       /* FI_TAGGED: rndv_send possible */
 	bool     rma_read;     /* FI_RMA|FI_READ|FI_REMOTE_READ granted */
+	bool     rma_write;    /* FI_RMA|FI_WRITE|FI_REMOTE_WRITE granted */
 	bool     rma_native;   /* hardware RMA (row: not emulated) */
+	bool     ordered;      /* writes ordered with sends: the ring */
+	bool     rx_cq_data;   /* each writedata consumes a posted receive */
+	bool     strict;       /* verbs/efa rules applied (rmq_paths(7)) */
 	bool     multi_recv;
 	bool     wait_fd;      /* try a CQ wait fd */
 	bool     mr_local;     /* descriptors for local buffers */
@@ -76,27 +80,62 @@ struct rmq_caps {
 	bool     need_context; /* FI_CONTEXT / FI_CONTEXT2 mode */
 	size_t   inject_max;   /* payload bytes that go inject */
 	size_t   eager_max;    /* payload bytes that go eager */
-	size_t   rma_chunk;    /* largest fi_read posted */
-	int      rndv_path;    /* RMQ_PATH_RNDV_READ / _SEND (row, caps) */
+	size_t   rma_chunk;    /* largest fi_read/fi_write posted */
+	size_t   ring_max;     /* payload bytes that may go by ring */
+	int      rndv_path;    /* above: RNDV_READ/_WRITE/_SEND or SEG */
 };
+
+/* Strict mode cuts RMA into chunks no larger than this. */
+#define RMQ_STRICT_RMA_CHUNK (1u << 20)
 
 int rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
                        const struct rmq_prov *row,
                        const struct rmq_config *cfg);
 /* Fill fi_getinfo hints for this provider (caller frees with fi_freeinfo). */
 struct fi_info *rmq_caps_hints(const struct rmq_prov *row);
+/* level 0 = all we can use, 1 = no write ordering, 2 = no RMA. */
+struct fi_info *rmq_caps_hints_level(const struct rmq_prov *row, int level);
+#define RMQ_HINT_LEVELS 3
+/* Can this provider carry path?  If not, *why says why (for messages). */
+bool rmq_path_can(const struct rmq_caps *c, int path, const char **why);
 
 /* ---- path selector (select.c) ---- */
+
+/* Where a threshold came from. */
+enum rmq_src {
+	RMQ_SRC_ROW = 0, /* the provider row (measured) */
+	RMQ_SRC_INFO,    /* what fi_info allows */
+	RMQ_SRC_FILE,    /* the YAML file */
+	RMQ_SRC_ENV,     /* an RMQ_* variable */
+	RMQ_SRC_TUNED,   /* a file rmq_tune wrote */
+	RMQ_SRC_OPT,     /* a socket option */
+	RMQ_SRC_CAPS,    /* asked-for path impossible: the next best */
+};
+const char *rmq_src_name(int src);
+
+enum { RMQ_TH_INJECT, RMQ_TH_EAGER, RMQ_TH_RING, RMQ_TH_RNDV, RMQ_TH_FORCE,
+       RMQ_TH_COUNT };
+
 struct rmq_path_table {
-	bool   inject;     /* inject possible at all */
-	size_t inject_max; /* payload <= inject_max: inject */
-	size_t eager_max;  /* payload <= eager_max: eager */
-	bool   rndv;       /* larger: rendezvous, if the provider can */
-	int    rndv_path;  /* which: RMQ_PATH_RNDV_READ or _SEND */
+	bool    inject;     /* inject possible at all */
+	bool    ring_ok;    /* ring possible (provider and ring.slots) */
+	bool    ring;       /* ... and mixed with other paths by size
+	                     * (the domain orders writes with sends) */
+	size_t  inject_max; /* payload <= inject_max: inject */
+	size_t  eager_max;  /* payload <= eager_max: eager */
+	size_t  ring_max;   /* payload <= ring_max: ring (if ring) */
+	size_t  ring_cap;   /* largest payload one ring message can hold */
+	int     rndv_path;  /* larger: RNDV_READ/_WRITE/_SEND or SEG */
+	int     force;      /* -1, or the one path for every message */
+	uint8_t src[RMQ_TH_COUNT]; /* RMQ_SRC_* of each */
 };
 
-void rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c);
-/* Returns RMQ_PATH_* or -RMQ_EMSGSIZE when no path can carry len. */
+/* pat: RMQ_CFG_PAT_* of the socket's pattern, or -1. */
+void rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
+                         const struct rmq_config *cfg, int pat);
+/* Keep the thresholds consistent after a change. */
+void rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c);
+/* Returns the RMQ_PATH_* for a message of len bytes. */
 int rmq_path_select(const struct rmq_path_table *t, size_t len);
 
 /* ---- context and domains (ctx.c) ---- */
@@ -118,8 +157,9 @@ struct rmq_ctx {
 };
 
 /* Open (or share) a domain for a provider and source address. */
+/* ordered: writes ordered with sends (the ring mixed with other paths). */
 int rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
-                struct rmq_dom **domp, struct fi_info **infop);
+                bool ordered, struct rmq_dom **domp, struct fi_info **infop);
 void rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom);
 
 /* ---- operations handed to libfabric as contexts ---- */
@@ -128,6 +168,7 @@ enum rmq_op_kind {
 	RMQ_OP_TX,       /* an eager send from a tx slot */
 	RMQ_OP_READ,     /* one chunk of a rendezvous read */
 	RMQ_OP_TSEND,    /* rndv_send: the payload, sender side */
+	RMQ_OP_WRITE,    /* rndv_write: one chunk, sender side */
 };
 
 struct rmq_op {
@@ -156,7 +197,18 @@ struct rmq_tx {
 	struct rmq_peer *peer;
 };
 
-/* A rendezvous send waiting for FIN (rndv_read) or its tsend (rndv_send). */
+struct rmq_rndv_tx;
+
+/* rndv_write: one fi_write / fi_writedata chunk. */
+struct rmq_write_op {
+	struct rmq_op       op;
+	struct rmq_rndv_tx *r;
+};
+
+/*
+ * A rendezvous send waiting for FIN (rndv_read), its tsend (rndv_send) or
+ * its writes (rndv_write).
+ */
 struct rmq_rndv_tx {
 	struct rmq_op       op;    /* rndv_send: the fi_tsend's context */
 	struct rmq_rndv_tx *next;
@@ -164,7 +216,8 @@ struct rmq_rndv_tx {
 	size_t              len;
 	void               *desc;
 	bool                by_send; /* rndv_send */
-	bool                cts;     /* CTS came: post the tsend */
+	bool                by_write; /* rndv_write */
+	bool                cts;     /* CTS/GRANT came: post the tsend/writes */
 	bool                posted;  /* tsend posted */
 	bool                tsend_out; /* posted, completion not yet in */
 	struct rmq_peer    *peer;
@@ -175,6 +228,22 @@ struct rmq_rndv_tx {
 	bool                done;
 	bool                waited; /* a blocked rmq_send frees it */
 	int                 status; /* 0 or -errno */
+	/* rndv_write: the receiver's grant and our chunks */
+	uint64_t            raddr, rkey;
+	uint32_t            grant_id;
+	struct rmq_write_op *wops;
+	size_t              nw, wnext;  /* chunks, next to post */
+	size_t              wpending;   /* posted, not completed */
+	int                 wstatus;
+};
+
+/* rndv_write, receiver side: a buffer granted, waiting for the writes. */
+struct rmq_grant {
+	struct rmq_grant *next;
+	struct rmq_peer  *peer;
+	uint32_t          id;
+	bool              done;
+	int               status;
 };
 
 /* A message received and not yet delivered. */
@@ -188,6 +257,7 @@ struct rmq_rxent {
 	struct rmq_slab  *slab;     /* reference held, or NULL */
 	void             *heap;     /* pulled rendezvous or copied eager */
 	struct rmq_rts    rts;      /* rendezvous: where to read from */
+	uint64_t          ring_end; /* ring: slots taken through this one */
 	bool              pulling;  /* background pull in progress */
 	int               pull_status;
 };
@@ -235,6 +305,26 @@ struct rmq_peer {
 	int               pending;   /* ops (tx, rndv) referring to it */
 	char              name[160]; /* for logs: its control address */
 	int64_t           closing_deadline; /* CLOSING: give up waiting */
+
+	/* Our ring for its writes (NULL: none). */
+	uint8_t          *ring;
+	struct fid_mr    *ring_mr;
+	uint32_t          ring_slots;
+	size_t            ring_slot;
+	uint32_t          ring_head;  /* slot the next message starts at */
+	uint64_t          ring_taken; /* slots filled so far (with padding) */
+	uint64_t          ring_freed; /* slots the application let go */
+	uint32_t          ring_owed;  /* freed, not yet told */
+	/* Its ring, which we write (rring_slots 0: none). */
+	uint64_t          rring_addr, rring_key;
+	uint32_t          rring_slots;
+	size_t            rring_slot;
+	uint32_t          rring_tail; /* next slot we write */
+	int64_t           rring_free; /* slots we may fill */
+	/* seg: the message being reassembled from it. */
+	struct rmq_rxent *seg;
+	size_t            seg_have;
+	uint64_t          seg_skip;   /* bytes of a dropped message to eat */
 };
 
 struct rmq_listener {
@@ -265,8 +355,10 @@ struct rmq_socket {
 	int      sndtimeo, rcvtimeo, linger, connect_ms, handshake_ms;
 	int      sndhwm, rcvhwm, spin_us;
 	int64_t  maxmsg;
-	size_t   inject_max_opt, eager_max_opt; /* 0: from caps */
-	int      rndv_path_opt;  /* 0: from caps */
+	size_t   inject_max_opt, eager_max_opt, ring_max_opt; /* 0: table */
+	bool     ring_max_set;   /* RMQ_RING_MAX given (0 = no ring) */
+	int      rndv_path_opt;  /* 0: from the table */
+	int      force_opt;      /* RMQ_PATH: -2 unset, -1 by size, path */
 
 	/* fabric objects, created at the first bind/connect */
 	const struct rmq_prov *prov;
@@ -315,7 +407,9 @@ struct rmq_socket {
 	int                nrx_free;
 	struct rmq_read   *cur_read;   /* the rendezvous fetch under way */
 	unsigned           ticks;      /* progress calls, for cheap timers */
-	int                cts_pending; /* rndv_send: tsends to post */
+	int                cts_pending; /* rndv_send/_write: posts to make */
+	struct rmq_grant  *grants;     /* rndv_write: buffers granted */
+	uint32_t           next_grant;
 	struct rmq_stats   stats;
 	char               last_endpoint[256];
 };
@@ -324,6 +418,8 @@ struct rmq_socket {
 int  rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
                  const char *node);
 void rmq_ep_close(struct rmq_socket *s);
+/* Build the socket's path table (config, pattern, options); checks. */
+int  rmq_sock_paths(struct rmq_socket *s);
 int  rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
                 struct fid_mr **mrp, void **descp, uint64_t *keyp);
 void rmq_slab_unref(struct rmq_slab *sl);
@@ -424,11 +520,41 @@ void rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r,
 /* rndv_send: post the tsends whose CTS has come. */
 void rmq_xfer_post_tsends(struct rmq_socket *s);
 
+/* Shared by the paths (xfer.c, ring.c). */
+void rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type,
+                  uint32_t msgid, uint32_t len);
+int  rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p,
+                struct rmq_waiter *w, struct rmq_tx **txp);
+void rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx);
+struct rmq_rxent *rmq_rxent_new(struct rmq_socket *s);
+void rmq_rxq_push(struct rmq_socket *s, struct rmq_peer *p,
+                  struct rmq_rxent *e);
+/* The application took (or we dropped) a message of p: a credit back. */
+void rmq_consumed(struct rmq_socket *s, struct rmq_peer *p);
+/* ring: send one message (tx slot, writedata); counts like eager. */
+int  rmq_ring_send(struct rmq_socket *s, struct rmq_peer *p,
+                   struct rmq_waiter *w, const void *src, size_t len,
+                   uint32_t msgid);
+/* ring: slots of p up to end are free again (in order). */
+void rmq_ring_release(struct rmq_socket *s, struct rmq_peer *p,
+                      uint64_t end);
+/* ring: our ring for peer p (none if the socket has no ring). */
+int  rmq_ring_rx_init(struct rmq_socket *s, struct rmq_peer *p);
+void rmq_ring_rx_free(struct rmq_peer *p);
+/* A remote CQ data completion (ring message or rndv_write done). */
+void rmq_xfer_imm(struct rmq_socket *s, uint64_t data);
+/* rndv_write: one of our chunks completed. */
+void rmq_xfer_write_done(struct rmq_socket *s, struct rmq_write_op *wo,
+                         int err);
+/* Strict mode: a local buffer posted without a descriptor is a bug. */
+int  rmq_strict_desc(struct rmq_socket *s, const void *desc, const char *op);
+
 /* ---- patterns (patterns/) ---- */
 struct rmq_pattern_ops {
 	const char *name;      /* "req" */
 	const char *peer_name; /* "rep" */
 	uint16_t    wire_id;   /* see pattern.h */
+	int         cfg_pat;   /* RMQ_CFG_PAT_*: its thresholds section */
 	int         max_peers; /* 0: any number */
 	bool        report_lost; /* a dead peer fails the next operation */
 	size_t      state_size; /* the core allocates and zeroes it */

@@ -3,40 +3,176 @@
  *
  *   0 .. inject_max      inject     (header + payload <= inject_size)
  *   .. eager_max         eager      (copy into a tx slot, multi-recv slab)
- *   above                rndv_read  (the receiver pulls with fi_read) or
- *                        rndv_send  (the receiver posts a tagged receive
- *                                    into the destination, says CTS, the
- *                                    sender sends two-sided)
+ *   .. ring_max          ring       (fi_writedata into the peer's ring),
+ *                                   when the provider can and
+ *                                   ring_max > eager_max
+ *   above                rndv_read | rndv_write | rndv_send | seg
  *
- * Which rendezvous is a provider-row choice, measured with rmq_pingpong
- * --rndv (numbers in providers/shm.c and tcp.c): fi_read won or tied on
- * shm and tcp; rndv_send is the rendezvous where a provider has no RMA
- * read, and sockets' row uses it (all paths cost ~1 ms there).
+ * or one forced path for every size (thresholds.path, RMQ_PATH).
  *
- * The table comes from the provider row and fi_info (caps.c), the YAML
- * file, and the RMQ_INJECT_MAX / RMQ_EAGER_MAX socket options.
+ * Each threshold comes, in increasing precedence, from the provider row
+ * (measured, in providers/) or fi_info, the YAML file (or an rmq_tune
+ * file), the environment, the pattern's own section of the file, and
+ * socket options; the table remembers which, and rmq_info prints it.
  */
+#include <string.h>
+
 #include "rmq_int.h"
 
-void
-rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c)
+const char *
+rmq_src_name(int src)
 {
+	switch (src) {
+	case RMQ_SRC_ROW:
+		return "provider row";
+	case RMQ_SRC_INFO:
+		return "fi_info";
+	case RMQ_SRC_FILE:
+		return "YAML";
+	case RMQ_SRC_ENV:
+		return "environment";
+	case RMQ_SRC_TUNED:
+		return "tuned";
+	case RMQ_SRC_OPT:
+		return "socket option";
+	case RMQ_SRC_CAPS:
+		return "provider cannot do better";
+	default:
+		return "?";
+	}
+}
+
+/* The source of a global key of the config, by its schema name. */
+static int
+cfg_src(const struct rmq_config *cfg, const char *key)
+{
+	int i = rmq_config_key_index(key);
+
+	if (cfg == NULL || i < 0)
+		return RMQ_SRC_ROW;
+	switch (cfg->src[i]) {
+	case RMQ_CFG_SRC_FILE:
+		return cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
+	case RMQ_CFG_SRC_ENV:
+		return RMQ_SRC_ENV;
+	default:
+		return RMQ_SRC_ROW;
+	}
+}
+
+static size_t
+ring_cap(const struct rmq_config *cfg)
+{
+	size_t slots = cfg != NULL ? (size_t) cfg->ring_slots : 64;
+	size_t slot  = cfg != NULL ? cfg->ring_slot_size : 4096;
+
+	/* A message takes at most a quarter of the ring (credits, wrap). */
+	if (slots < 4)
+		return 0;
+	return (slots / 4) * slot - RMQ_HDR_SIZE;
+}
+
+void
+rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
+                    const struct rmq_config *cfg, int pat)
+{
+	const struct rmq_cfg_paths *pp = NULL;
+	const struct rmq_prov      *row = c->prov;
+
+	memset(t, 0, sizeof(*t));
+	if (cfg != NULL && pat >= 0 && pat < RMQ_CFG_NPAT)
+		pp = &cfg->pat[pat];
+
 	t->inject     = c->inject;
 	t->inject_max = c->inject_max;
-	t->eager_max  = c->eager_max;
-	t->rndv_path  = c->rndv_path;
-	t->rndv       = c->rndv_path == RMQ_PATH_RNDV_SEND ? c->tagged
-	                                                   : c->rma_read;
+	t->src[RMQ_TH_INJECT] = row->inject_max != 0 &&
+	                                row->inject_max == c->inject_max
+	                            ? RMQ_SRC_ROW
+	                            : RMQ_SRC_INFO;
+	if (cfg != NULL && cfg->inject_max != 0 &&
+	    cfg->inject_max == c->inject_max)
+		t->src[RMQ_TH_INJECT] = cfg_src(cfg, "thresholds.inject_max");
+
+	t->eager_max = c->eager_max;
+	t->src[RMQ_TH_EAGER] = cfg != NULL && cfg->eager_max != 0
+	                           ? cfg_src(cfg, "thresholds.eager_max")
+	                           : RMQ_SRC_ROW;
+	if (c->eager_max != (cfg != NULL && cfg->eager_max != 0
+	                         ? cfg->eager_max
+	                         : row->eager_max))
+		t->src[RMQ_TH_EAGER] = RMQ_SRC_INFO; /* max_msg_size cut it */
+
+	t->ring_cap = ring_cap(cfg);
+	/* Forced, the ring needs no ordering; by size, mixed, it does. */
+	t->ring_ok  = rmq_path_can(c, RMQ_PATH_RING, NULL) && t->ring_cap > 0;
+	t->ring     = t->ring_ok && c->ordered;
+	t->ring_max = c->ring_max;
+	t->src[RMQ_TH_RING] = cfg != NULL && cfg->ring_max != 0
+	                          ? cfg_src(cfg, "thresholds.ring_max")
+	                          : RMQ_SRC_ROW;
+
+	t->rndv_path = c->rndv_path;
+	t->src[RMQ_TH_RNDV] = cfg != NULL && cfg->rndv >= 0
+	                          ? cfg_src(cfg, "thresholds.rndv")
+	                          : RMQ_SRC_ROW;
+	if (t->rndv_path != (cfg != NULL && cfg->rndv >= 0 ? cfg->rndv
+	                                                  : row->rndv_path))
+		t->src[RMQ_TH_RNDV] = RMQ_SRC_CAPS;
+
+	t->force = cfg != NULL ? cfg->force : -1;
+	t->src[RMQ_TH_FORCE] = t->force >= 0 ? cfg_src(cfg, "thresholds.path")
+	                                     : RMQ_SRC_ROW;
+
+	/* The pattern's own section of the file. */
+	if (pp != NULL) {
+		int fsrc = cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
+
+		if (pp->inject_max != 0 && pp->inject_max < t->inject_max) {
+			t->inject_max = pp->inject_max;
+			t->src[RMQ_TH_INJECT] = fsrc;
+		}
+		if (pp->eager_max != 0) {
+			t->eager_max = pp->eager_max;
+			t->src[RMQ_TH_EAGER] = fsrc;
+		}
+		if (pp->ring_max != 0) {
+			t->ring_max = pp->ring_max;
+			t->src[RMQ_TH_RING] = fsrc;
+		}
+		if (pp->rndv >= 0 && rmq_path_can(c, pp->rndv, NULL)) {
+			t->rndv_path = pp->rndv;
+			t->src[RMQ_TH_RNDV] = fsrc;
+		}
+		if (pp->force >= 0) {
+			t->force = pp->force;
+			t->src[RMQ_TH_FORCE] = fsrc;
+		}
+	}
+	rmq_path_table_fix(t, c);
+}
+
+void
+rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
+{
+	if (t->eager_max < t->inject_max)
+		t->eager_max = t->inject_max;
+	if (t->eager_max > c->eager_max && c->max_msg_size != 0 &&
+	    t->eager_max > c->max_msg_size - RMQ_RTS_SIZE)
+		t->eager_max = c->max_msg_size - RMQ_RTS_SIZE;
+	if (t->ring_max > t->ring_cap)
+		t->ring_max = t->ring_cap;
 }
 
 int
 rmq_path_select(const struct rmq_path_table *t, size_t len)
 {
+	if (t->force >= 0)
+		return t->force;
 	if (t->inject && len <= t->inject_max)
 		return RMQ_PATH_INJECT;
 	if (len <= t->eager_max)
 		return RMQ_PATH_EAGER;
-	if (t->rndv)
-		return t->rndv_path;
-	return -RMQ_EMSGSIZE;
+	if (t->ring && len <= t->ring_max)
+		return RMQ_PATH_RING;
+	return t->rndv_path;
 }

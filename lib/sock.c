@@ -46,6 +46,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->spin_us      = ctx->cfg.spin_us;
 	s->maxmsg       = ctx->cfg.max_msg_size;
 	s->cq_fd        = -1;
+	s->force_opt    = -2;
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -435,26 +436,49 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
 	return 0;
 }
 
+/* Options that change the path table: check the new table when open. */
 static int
-opt_rndv(struct rmq_socket *s, const void *val, size_t len)
+opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 {
-	int v, rc = opt_int(val, len, 0, &v);
+	int    v = 0, old_rndv = s->rndv_path_opt, old_force = s->force_opt;
+	size_t old_ring = s->ring_max_opt, sz = 0;
+	bool   old_set = s->ring_max_set;
+	int    rc;
 
-	if (rc != 0)
-		return rc;
-	if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND)
-		return -RMQ_EINVAL;
-	if (s->ep != NULL) {
-		if ((v == RMQ_PATH_RNDV_READ && !s->dom->caps.rma_read) ||
-		    (v == RMQ_PATH_RNDV_SEND && !s->dom->caps.tagged)) {
-			rmq_log(RMQ_LOG_ERROR, "%s cannot do %s",
-			        s->prov->name, rmq_path_name(v));
-			return -RMQ_ENOTSUP;
+	if (opt == RMQ_RING_MAX) {
+		if (val == NULL || len != sizeof(size_t))
+			return -RMQ_EINVAL;
+		memcpy(&sz, val, sizeof(sz));
+		if (sz > RMQ_EAGER_LIMIT)
+			return -RMQ_EINVAL;
+		s->ring_max_opt = sz;
+		s->ring_max_set = true;
+	} else {
+		rc = opt_int(val, len, -1, &v);
+		if (rc != 0)
+			return rc;
+		if (opt == RMQ_RNDV_PATH) {
+			if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND &&
+			    v != RMQ_PATH_RNDV_WRITE && v != RMQ_PATH_SEG)
+				return -RMQ_EINVAL;
+			s->rndv_path_opt = v;
+		} else {
+			if (v >= RMQ_PATH_COUNT)
+				return -RMQ_EINVAL;
+			s->force_opt = v;
 		}
-		s->paths.rndv_path = v;
 	}
-	s->rndv_path_opt = v;
-	return 0;
+	if (s->ep == NULL)
+		return 0;
+	rc = rmq_sock_paths(s);
+	if (rc != 0) {
+		s->rndv_path_opt = old_rndv;
+		s->force_opt     = old_force;
+		s->ring_max_opt  = old_ring;
+		s->ring_max_set  = old_set;
+		(void) rmq_sock_paths(s);
+	}
+	return rc;
 }
 
 int
@@ -495,7 +519,9 @@ rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
 	case RMQ_EAGER_MAX:
 		return opt_size(s, val, len, &s->eager_max_opt, true);
 	case RMQ_RNDV_PATH:
-		return opt_rndv(s, val, len);
+	case RMQ_PATH:
+	case RMQ_RING_MAX:
+		return opt_paths(s, opt, val, len);
 	default:
 		return -RMQ_EINVAL;
 	}
@@ -578,6 +604,18 @@ rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
 		if (s->ep == NULL)
 			return -RMQ_ENOTCONN;
 		return get_int(s->paths.rndv_path, val, len);
+	case RMQ_PATH:
+		if (s->ep == NULL)
+			return -RMQ_ENOTCONN;
+		return get_int(s->paths.force, val, len);
+	case RMQ_RING_MAX:
+		if (s->ep == NULL)
+			return -RMQ_ENOTCONN;
+		return get_size(s->paths.ring ? s->paths.ring_max : 0, val, len);
+	case RMQ_STRICT:
+		if (s->ep == NULL)
+			return get_int(s->ctx->cfg.strict, val, len);
+		return get_int(s->dom->caps.strict, val, len);
 	default:
 		return -RMQ_EINVAL;
 	}

@@ -108,6 +108,12 @@ rmq_path_name(int path)
 		return "rndv_read";
 	case RMQ_PATH_RNDV_SEND:
 		return "rndv_send";
+	case RMQ_PATH_RING:
+		return "ring";
+	case RMQ_PATH_RNDV_WRITE:
+		return "rndv_write";
+	case RMQ_PATH_SEG:
+		return "seg";
 	default:
 		return "?";
 	}

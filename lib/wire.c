@@ -88,9 +88,27 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 		    h->len != 0)
 			return -RMQ_EPROTO;
 		break;
+	case RMQ_MT_SEG:
+		if (len < RMQ_SEG_HDR_SIZE ||
+		    (size_t) h->len != len - RMQ_SEG_HDR_SIZE ||
+		    (h->type & RMQ_MT_F_INJECT) != 0)
+			return -RMQ_EPROTO;
+		break;
+	case RMQ_MT_GRANT:
+		if (len != RMQ_RTS_SIZE || (h->type & RMQ_MT_F_INJECT) != 0 ||
+		    h->len != 0)
+			return -RMQ_EPROTO;
+		break;
+	case RMQ_MT_RING:
+		/* In a ring slot: the caller checks len against the slots. */
+		if (len < RMQ_HDR_SIZE || (h->type & RMQ_MT_F_INJECT) != 0)
+			return -RMQ_EPROTO;
+		break;
 	case RMQ_MT_FIN:
 	case RMQ_MT_CREDIT:
 	case RMQ_MT_CTS:
+	case RMQ_MT_RCREDIT:
+	case RMQ_MT_ABORT:
 		if (len != RMQ_HDR_SIZE)
 			return -RMQ_EPROTO;
 		break;
@@ -118,7 +136,22 @@ rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 	r->rkey   = get64(b + 16);
 	r->cookie = get32(b + 24);
 	r->flags  = get32(b + 28);
-	return (r->flags & ~RMQ_RTS_F_SEND) != 0 ? -RMQ_EPROTO : 0;
+	if ((r->flags & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE)) != 0 ||
+	    r->flags == (RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE))
+		return -RMQ_EPROTO;
+	return 0;
+}
+
+void
+rmq_seg_encode(uint8_t *b, uint64_t total)
+{
+	put64(b, total);
+}
+
+uint64_t
+rmq_seg_decode(const uint8_t *b)
+{
+	return get64(b);
 }
 
 static size_t
@@ -151,6 +184,13 @@ rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h)
 	p += 26;
 	memcpy(p, h->addr, h->addr_len);
 	p += h->addr_len;
+	if (h->features & RMQ_FEAT_RING) {
+		put64(p, h->ring_addr);
+		put64(p + 8, h->ring_key);
+		put32(p + 16, h->ring_slots);
+		put32(p + 20, h->ring_slot_size);
+		p += 24;
+	}
 	return ctrl_frame(b, RMQ_CK_HELLO,
 	                  (size_t) (p - b) - RMQ_CTRL_HDR_SIZE);
 }
@@ -221,10 +261,22 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	h->eager_max = get32(p + 20);
 	h->addr_len  = get16(p + 24);
 	p += 26;
-	if (h->addr_len == 0 || h->addr_len > RMQ_ADDR_MAX ||
-	    (size_t) (end - p) != h->addr_len)
+	if ((h->features & ~RMQ_FEAT_RING) != 0 || h->addr_len == 0 ||
+	    h->addr_len > RMQ_ADDR_MAX ||
+	    (size_t) (end - p) !=
+	        h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u))
 		return -RMQ_EPROTO;
 	memcpy(h->addr, p, h->addr_len);
+	p += h->addr_len;
+	if (h->features & RMQ_FEAT_RING) {
+		h->ring_addr      = get64(p);
+		h->ring_key       = get64(p + 8);
+		h->ring_slots     = get32(p + 16);
+		h->ring_slot_size = get32(p + 20);
+		if (h->ring_slots < 4 || h->ring_slots > RMQ_RING_SLOTS_MAX ||
+		    h->ring_slot_size < 64 || h->ring_slot_size > (1u << 20))
+			return -RMQ_EPROTO;
+	}
 	if (h->rcvhwm == 0)
 		return -RMQ_EPROTO;
 	return 0;

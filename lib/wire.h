@@ -18,8 +18,10 @@
  *
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
  *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
- *   payload comes as one fi_tsend with tag = conn << 32 | cookie).
- *   CTS carries the cookie in msgid.
+ *   payload comes as one fi_tsend with tag = conn << 32 | cookie;
+ *   RMQ_RTS_F_WRITE: answer GRANT, the payload comes by fi_write).
+ *   CTS carries the cookie in msgid.  A ring message starts with a header
+ *   of type RING in the ring slot itself.
  *
  * Control channel frames (TCP or Unix stream, handshake and goodbye):
  *
@@ -39,6 +41,11 @@ enum rmq_msg_type {
 	RMQ_MT_FIN    = 3, /* rendezvous done (status in len) */
 	RMQ_MT_CREDIT = 4, /* credits only */
 	RMQ_MT_CTS    = 5, /* rendezvous by send: receive posted, go */
+	RMQ_MT_SEG    = 6, /* one piece of a segmented message (seg) */
+	RMQ_MT_GRANT  = 7, /* rndv_write: here is my buffer, write it */
+	RMQ_MT_RCREDIT = 8, /* ring slots freed (in len) */
+	RMQ_MT_RING   = 9, /* header at the start of a ring message */
+	RMQ_MT_ABORT  = 10, /* rndv_write for grant msgid failed (len) */
 };
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
@@ -58,7 +65,35 @@ struct rmq_hdr {
 	uint32_t len;
 };
 
-#define RMQ_RTS_F_SEND 0x1u
+#define RMQ_RTS_F_SEND  0x1u
+#define RMQ_RTS_F_WRITE 0x2u /* answer GRANT; payload comes by fi_write */
+
+/*
+ * SEG adds 8 bytes: u64 total length of the message; len is this piece.
+ * GRANT carries the RTS layout: {length, our buffer, key, grant id, 0};
+ * msgid is the cookie of the RTS it answers.
+ */
+#define RMQ_SEG_EXT_SIZE 8
+#define RMQ_SEG_HDR_SIZE (RMQ_HDR_SIZE + RMQ_SEG_EXT_SIZE)
+
+/*
+ * The 32-bit immediate of fi_writedata (verbs and efa carry only 4 bytes):
+ *
+ *   ring:  01 | peer slot (14 bits, the receiver's) | ring slot (16 bits)
+ *   write: 10 | grant id (30 bits)                 -- rndv_write is done
+ */
+#define RMQ_IMM_KIND(d)      ((uint32_t) (d) >> 30)
+#define RMQ_IMM_RING         1u
+#define RMQ_IMM_WRITE        2u
+#define RMQ_IMM_RING_MAKE(peer, slot)                                        \
+	((RMQ_IMM_RING << 30) | (((uint32_t) (peer) & 0x3fffu) << 16) |        \
+	 ((uint32_t) (slot) & 0xffffu))
+#define RMQ_IMM_RING_PEER(d) (((uint32_t) (d) >> 16) & 0x3fffu)
+#define RMQ_IMM_RING_SLOT(d) ((uint32_t) (d) & 0xffffu)
+#define RMQ_IMM_WRITE_MAKE(id) ((RMQ_IMM_WRITE << 30) | ((id) & 0x3fffffffu))
+#define RMQ_IMM_WRITE_ID(d)  ((uint32_t) (d) & 0x3fffffffu)
+#define RMQ_RING_PEERS_MAX   16384 /* peer slots a ring can name */
+#define RMQ_RING_SLOTS_MAX   65536
 
 struct rmq_rts {
 	uint64_t len;
@@ -93,7 +128,15 @@ struct rmq_hello {
 	                     * larger ones must come by rendezvous */
 	uint16_t addr_len;
 	uint8_t  addr[RMQ_ADDR_MAX]; /* fi_getname() result */
+	/* With RMQ_FEAT_RING: our ring for the peer's writes (24 bytes
+	 * after the address). */
+	uint64_t ring_addr;  /* address (FI_MR_VIRT_ADDR) or offset 0 */
+	uint64_t ring_key;
+	uint32_t ring_slots;
+	uint32_t ring_slot_size;
 };
+
+#define RMQ_FEAT_RING 0x1u
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */
@@ -106,6 +149,9 @@ int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
 void rmq_rts_encode(uint8_t *b, const struct rmq_rts *r);
 /* Returns 0 or -RMQ_EPROTO for unknown flags. */
 int  rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
+
+void     rmq_seg_encode(uint8_t *b, uint64_t total);
+uint64_t rmq_seg_decode(const uint8_t *b);
 
 /* Frame = 8-byte header + body; returns total bytes written. */
 size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);

@@ -36,8 +36,8 @@ take_owed(struct rmq_peer *p)
 	return g;
 }
 
-static void
-hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type, uint32_t msgid,
+void
+rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type, uint32_t msgid,
          uint32_t len)
 {
 	h->version = RMQ_WIRE_VERSION;
@@ -59,6 +59,8 @@ post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 {
 	ssize_t rc;
 
+	if (tx != NULL && (rc = rmq_strict_desc(s, s->tx_desc, "fi_send")) != 0)
+		return (int) rc;
 	for (;;) {
 		if (tx != NULL)
 			rc = fi_send(s->ep, buf, n, s->tx_desc, p->fiaddr,
@@ -80,8 +82,8 @@ post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	return (int) rc;
 }
 
-static int
-tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+int
+rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
        struct rmq_tx **txp)
 {
 	while (s->tx_free == NULL) {
@@ -95,8 +97,8 @@ tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	return 0;
 }
 
-static void
-tx_put(struct rmq_socket *s, struct rmq_tx *tx)
+void
+rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx)
 {
 	tx->next_free = s->tx_free;
 	s->tx_free    = tx;
@@ -112,13 +114,13 @@ send_small(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	if (s->dom->caps.inject && n <= s->dom->caps.inject_size)
 		return post_retry(s, p, w, (void *) b, n, NULL);
-	rc = tx_get(s, p, w, &tx);
+	rc = rmq_tx_get(s, p, w, &tx);
 	if (rc != 0)
 		return rc;
 	memcpy(tx->buf, b, n);
 	rc = post_retry(s, p, w, tx->buf, n, tx);
 	if (rc != 0) {
-		tx_put(s, tx);
+		rmq_tx_put(s, tx);
 		return rc;
 	}
 	tx->peer = p;
@@ -138,7 +140,7 @@ rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
 
 	if (p->state == RMQ_PEER_DEAD)
 		return -RMQ_ECONNRESET;
-	hdr_fill(&h, p, type, msgid, status);
+	rmq_hdr_fill(&h, p, type, msgid, status);
 	rmq_hdr_encode(b, &h);
 	rmq_waiter_init(&w, 1000);
 	rmq_peer_hold(p);
@@ -163,6 +165,20 @@ rndv_unlink(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		}
 }
 
+/* Ask the provider to drop what it still has posted for r. */
+static void
+rndv_cancel(struct rmq_socket *s, struct rmq_rndv_tx *r)
+{
+	size_t i;
+
+	if (!r->by_write) {
+		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		return;
+	}
+	for (i = 0; i < r->wnext && r->wops != NULL; i++)
+		(void) fi_cancel(&s->ep->fid, &r->wops[i].op.fctx);
+}
+
 /* Give back what a rendezvous send held; the provider is done with it. */
 static void
 rndv_release(struct rmq_socket *s, struct rmq_rndv_tx *r)
@@ -172,6 +188,8 @@ rndv_release(struct rmq_socket *s, struct rmq_rndv_tx *r)
 	r->mr = NULL;
 	free(r->owned);
 	r->owned = NULL;
+	free(r->wops);
+	r->wops = NULL;
 	if (r->msg != NULL)
 		rmq_msg_free(r->msg);
 	r->msg = NULL;
@@ -195,7 +213,7 @@ rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
 		 * registration and the peer stay until the tsend completes
 		 * (rmq_rndv_tsend_done), or the socket closes.
 		 */
-		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		rndv_cancel(s, r);
 		return;
 	}
 	rndv_release(s, r);
@@ -225,6 +243,104 @@ rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r, int err)
 	}
 }
 
+/*
+ * rndv_write: post the chunks (at most rma_chunk bytes each) into the
+ * granted buffer; the last one is an fi_writedata whose immediate tells
+ * the receiver it is all there.  Where writes are not ordered, the last
+ * waits until the others completed.  -FI_EAGAIN: the rest on the next
+ * progress pass, so the sender keeps progressing meanwhile.
+ */
+static void
+post_writes(struct rmq_socket *s, struct rmq_rndv_tx *r)
+{
+	size_t   chunk = s->dom->caps.rma_chunk, off, n, i;
+	bool     last;
+	ssize_t  rc = 0;
+
+	if (r->wops == NULL) {
+		r->nw   = r->len == 0 ? 1 : r->len / chunk + (r->len % chunk != 0);
+		r->wops = calloc(r->nw, sizeof(*r->wops));
+		if (r->wops == NULL) {
+			rc = -RMQ_ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < r->nw; i++) {
+			r->wops[i].op.kind = RMQ_OP_WRITE;
+			r->wops[i].r       = r;
+		}
+	}
+	rc = rmq_strict_desc(s, r->desc, "fi_write");
+	if (rc != 0)
+		goto fail;
+	while (r->wnext < r->nw) {
+		i    = r->wnext;
+		off  = i * chunk;
+		n    = r->len - off < chunk ? r->len - off : chunk;
+		last = i == r->nw - 1;
+		if (last && !s->dom->caps.ordered && r->wpending > 0)
+			return; /* after the others land */
+		if (last)
+			rc = fi_writedata(s->ep, (const uint8_t *) r->src + off,
+			                  n, r->desc,
+			                  RMQ_IMM_WRITE_MAKE(r->grant_id),
+			                  r->peer->fiaddr, r->raddr + off, r->rkey,
+			                  &r->wops[i].op.fctx);
+		else
+			rc = fi_write(s->ep, (const uint8_t *) r->src + off, n,
+			              r->desc, r->peer->fiaddr, r->raddr + off,
+			              r->rkey, &r->wops[i].op.fctx);
+		if (rc == -FI_EAGAIN) {
+			s->stats.eagain++;
+			return;
+		}
+		if (rc != 0) {
+			rmq_log(RMQ_LOG_ERROR, "fi_write to %s: %s",
+			        r->peer->name, fi_strerror((int) -rc));
+			goto fail;
+		}
+		r->wnext++;
+		r->wpending++;
+		r->tsend_out = true;
+	}
+	r->posted = true;
+	s->cts_pending--;
+	return;
+fail:
+	r->posted = true;
+	s->cts_pending--;
+	if (r->wstatus == 0)
+		r->wstatus = (int) rc;
+	/* Tell the receiver, which waits for our last write. */
+	(void) rmq_xfer_ctl(s, r->peer, RMQ_MT_ABORT, r->grant_id,
+	                    (uint32_t) RMQ_EPROTO);
+	if (r->wpending == 0) {
+		r->tsend_out = false;
+		rmq_rndv_complete(s, r, r->wstatus);
+	}
+}
+
+void
+rmq_xfer_write_done(struct rmq_socket *s, struct rmq_write_op *wo, int err)
+{
+	struct rmq_rndv_tx *r = wo->r;
+
+	r->wpending--;
+	if (err != 0 && r->wstatus == 0)
+		r->wstatus = err;
+	if (r->wpending > 0)
+		return;
+	if (r->wstatus != 0 && !r->posted) {
+		/* Stop posting the rest. */
+		r->posted = true;
+		s->cts_pending--;
+		if (r->peer->state == RMQ_PEER_LIVE)
+			(void) rmq_xfer_ctl(s, r->peer, RMQ_MT_ABORT,
+			                    r->grant_id, (uint32_t) EIO);
+	}
+	if (r->posted)
+		rmq_rndv_tsend_done(s, r, r->wstatus);
+}
+
 void
 rmq_xfer_post_tsends(struct rmq_socket *s)
 {
@@ -236,8 +352,14 @@ rmq_xfer_post_tsends(struct rmq_socket *s)
 		next = r->next;
 		if (!r->cts || r->posted || r->done)
 			continue;
+		if (r->by_write) {
+			post_writes(s, r);
+			continue;
+		}
 		tag = ((uint64_t) r->peer->rid << 32) | r->cookie;
-		rc  = fi_tsend(s->ep, r->src, r->len, r->desc, r->peer->fiaddr,
+		rc  = rmq_strict_desc(s, r->desc, "fi_tsend");
+		if (rc == 0)
+			rc = fi_tsend(s->ep, r->src, r->len, r->desc, r->peer->fiaddr,
 		               tag, &r->op.fctx);
 		if (rc == -FI_EAGAIN) {
 			s->stats.eagain++;
@@ -271,13 +393,13 @@ tsend_stuck(struct rmq_socket *s, struct rmq_rndv_tx *r, int64_t *since)
 	if (now - *since > 2000000000ll)
 		return true;
 	if (now - *since > 1000000000ll)
-		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		rndv_cancel(s, r);
 	return false;
 }
 
 static int
 send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
-          const struct rmq_out *o, uint32_t msgid, int flags)
+          const struct rmq_out *o, uint32_t msgid, int flags, int path)
 {
 	uint8_t              b[RMQ_RTS_SIZE];
 	struct rmq_hdr       h;
@@ -294,7 +416,8 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r->op.kind = RMQ_OP_TSEND;
 	r->peer    = p;
 	r->cookie  = ++s->next_cookie;
-	r->by_send = s->paths.rndv_path == RMQ_PATH_RNDV_SEND;
+	r->by_send  = path == RMQ_PATH_RNDV_SEND;
+	r->by_write = path == RMQ_PATH_RNDV_WRITE;
 	if (o->msg != NULL) {
 		src = rmq_msg_data(o->msg);
 	} else if (flags & RMQ_DONTWAIT) {
@@ -320,6 +443,13 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		                      &r->desc, NULL)
 		         : 0;
 		rts.flags = RMQ_RTS_F_SEND;
+	} else if (r->by_write) {
+		/* We write from it: a descriptor where FI_MR_LOCAL says. */
+		rc = s->dom->caps.mr_local
+		         ? rmq_mr_reg(s, (void *) src, o->len, FI_WRITE, &r->mr,
+		                      &r->desc, NULL)
+		         : 0;
+		rts.flags = RMQ_RTS_F_WRITE;
 	} else {
 		rc = rmq_mr_reg(s, (void *) src, o->len, FI_REMOTE_READ,
 		                &r->mr, NULL, &key);
@@ -332,7 +462,7 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		goto fail;
 	rts.len    = o->len;
 	rts.cookie = r->cookie;
-	hdr_fill(&h, p, RMQ_MT_RTS, msgid, 0);
+	rmq_hdr_fill(&h, p, RMQ_MT_RTS, msgid, 0);
 	rmq_hdr_encode(b, &h);
 	rmq_rts_encode(b + RMQ_HDR_SIZE, &rts);
 	rc = send_small(s, p, w, b, sizeof(b));
@@ -349,8 +479,8 @@ send_rndv(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	/* The RTS is out: it cost a credit, whatever its FIN will say. */
 	p->credits--;
 	p->sent++;
-	s->stats.sent_msgs[s->paths.rndv_path]++;
-	s->stats.sent_bytes[s->paths.rndv_path] += o->len;
+	s->stats.sent_msgs[path]++;
+	s->stats.sent_bytes[path] += o->len;
 	if (o->msg != NULL)
 		r->msg = o->msg; /* ours now: freed on FIN */
 	if (!r->waited)
@@ -398,6 +528,130 @@ fail:
 	return rc;
 }
 
+/* Does a ring message of len bytes fit p's ring and our tx slots? */
+static bool
+slots_fit(const struct rmq_peer *p, const struct rmq_socket *s, size_t len)
+{
+	size_t k = (RMQ_HDR_SIZE + len + p->rring_slot - 1) / p->rring_slot;
+
+	return k <= p->rring_slots / 4 && RMQ_HDR_SIZE + len <= s->tx_slot;
+}
+
+/*
+ * The path for len bytes to p: the table's choice, moved on to the next
+ * one when this peer cannot take it (its slabs, its ring).  A forced path
+ * that cannot carry the message is an error that says why.
+ */
+static int
+choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
+{
+	const struct rmq_path_table *t = &s->paths;
+	int                          path = rmq_path_select(t, len);
+	size_t                       cap;
+
+	switch (path) {
+	case RMQ_PATH_INJECT:
+		cap = s->dom->caps.inject_size >= RMQ_HDR_SIZE
+		          ? s->dom->caps.inject_size - RMQ_HDR_SIZE
+		          : 0;
+		if (cap > RMQ_INJECT_BUF - RMQ_HDR_SIZE)
+			cap = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
+		if (len > cap || len > p->eager_max) {
+			rmq_log(RMQ_LOG_ERROR,
+			        "path inject carries at most %zu bytes here, "
+			        "not %zu",
+			        cap < p->eager_max ? cap : p->eager_max, len);
+			return -RMQ_EMSGSIZE;
+		}
+		return path;
+	case RMQ_PATH_EAGER:
+		if (len <= p->eager_max && RMQ_HDR_SIZE + len <= s->tx_slot)
+			return path;
+		if (t->force >= 0) {
+			rmq_log(RMQ_LOG_ERROR,
+			        "path eager carries at most %zu bytes to %s "
+			        "(thresholds.eager_max), not %zu",
+			        p->eager_max, p->name, len);
+			return -RMQ_EMSGSIZE;
+		}
+		if (t->ring && len <= t->ring_max && p->rring_slots > 0 &&
+		    slots_fit(p, s, len))
+			return RMQ_PATH_RING;
+		return t->rndv_path;
+	case RMQ_PATH_RING:
+		if (p->rring_slots > 0 && slots_fit(p, s, len))
+			return path;
+		if (t->force >= 0) {
+			rmq_log(RMQ_LOG_ERROR,
+			        "path ring cannot carry %zu bytes to %s: %s",
+			        len, p->name,
+			        p->rring_slots == 0
+			            ? "it has no ring"
+			            : "a message takes at most a quarter of "
+			              "its ring (ring.slots, ring.slot_size)");
+			return p->rring_slots == 0 ? -RMQ_ENOTSUP
+			                           : -RMQ_EMSGSIZE;
+		}
+		return t->rndv_path;
+	default:
+		return path;
+	}
+}
+
+/* seg: the message in eager-sized pieces, each a two-sided send. */
+static int
+send_seg(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+         const uint8_t *src, size_t len, uint32_t msgid)
+{
+	size_t         piece = p->eager_max, off = 0, n;
+	struct rmq_hdr h;
+	struct rmq_tx *tx;
+	bool           first = true;
+	int            rc;
+
+	/* Its slabs take eager_max + 16 bytes; our slots tx_slot. */
+	if (piece + RMQ_HDR_SIZE > s->tx_slot)
+		piece = s->tx_slot - RMQ_HDR_SIZE;
+	piece = piece > RMQ_SEG_EXT_SIZE ? piece - RMQ_SEG_EXT_SIZE : 1;
+	do {
+		n  = len - off < piece ? len - off : piece;
+		rc = rmq_tx_get(s, p, w, &tx);
+		if (rc == -RMQ_EAGAIN && !first) {
+			/* Started: the rest must follow, whatever the timeout. */
+			rmq_waiter_init(w, -1);
+			continue;
+		}
+		if (rc != 0)
+			return rc;
+		rmq_hdr_fill(&h, p, RMQ_MT_SEG, msgid, (uint32_t) n);
+		rmq_hdr_encode(tx->buf, &h);
+		rmq_seg_encode(tx->buf + RMQ_HDR_SIZE, (uint64_t) len);
+		if (n > 0)
+			memcpy(tx->buf + RMQ_SEG_HDR_SIZE, src + off, n);
+		for (;;) {
+			rc = post_retry(s, p, w, tx->buf, RMQ_SEG_HDR_SIZE + n, tx);
+			if (rc != -RMQ_EAGAIN || first)
+				break;
+			rmq_waiter_init(w, -1);
+		}
+		if (rc != 0) {
+			p->owed += h.credits;
+			rmq_tx_put(s, tx);
+			if (!first)
+				rmq_peer_fail(s, p, rc, "segmented send failed");
+			return rc;
+		}
+		tx->peer = p;
+		p->pending++;
+		s->inflight++;
+		if (!first)
+			p->sent++; /* the first is counted by the caller */
+		first = false;
+		off += n;
+	} while (off < len);
+	return 0;
+}
+
 static int
 xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
           uint32_t msgid, int flags)
@@ -417,10 +671,7 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		        len, p->name, (unsigned long long) p->maxmsg);
 		return -RMQ_EMSGSIZE;
 	}
-	path = rmq_path_select(&s->paths, len);
-	/* Never more in one message than the peer's slabs take. */
-	if (path >= 0 && path <= RMQ_PATH_EAGER && len > p->eager_max)
-		path = s->paths.rndv ? s->paths.rndv_path : -RMQ_EMSGSIZE;
+	path = choose_path(s, p, len);
 	if (path < 0)
 		return path;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
@@ -439,7 +690,7 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 
 	switch (path) {
 	case RMQ_PATH_INJECT:
-		hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
+		rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
 		         (uint32_t) len);
 		rmq_hdr_encode(ib, &h);
 		if (len > 0)
@@ -449,25 +700,31 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 			p->owed += h.credits;
 		break;
 	case RMQ_PATH_EAGER:
-		rc = tx_get(s, p, &w, &tx);
+		rc = rmq_tx_get(s, p, &w, &tx);
 		if (rc != 0)
 			break;
-		hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) len);
+		rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) len);
 		rmq_hdr_encode(tx->buf, &h);
 		memcpy(tx->buf + RMQ_HDR_SIZE, src, len);
 		rc = post_retry(s, p, &w, tx->buf, RMQ_HDR_SIZE + len, tx);
 		if (rc != 0) {
 			p->owed += h.credits;
-			tx_put(s, tx);
+			rmq_tx_put(s, tx);
 			break;
 		}
 		tx->peer = p;
 		p->pending++;
 		s->inflight++;
 		break;
+	case RMQ_PATH_RING:
+		rc = rmq_ring_send(s, p, &w, src, len, msgid);
+		break;
+	case RMQ_PATH_SEG:
+		rc = send_seg(s, p, &w, src, len, msgid);
+		break;
 	default:
 		/* Counts its credit and stats when the RTS goes out. */
-		return send_rndv(s, p, &w, &out, msgid, flags);
+		return send_rndv(s, p, &w, &out, msgid, flags, path);
 	}
 	if (rc != 0)
 		return rc;
@@ -495,8 +752,8 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 
 /* ---- receiving ---- */
 
-static void
-rxq_push(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
+void
+rmq_rxq_push(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 {
 	s->nqueued++;
 	e->next = NULL;
@@ -526,8 +783,8 @@ rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p)
 
 #define RMQ_RXENT_CACHE 64
 
-static struct rmq_rxent *
-rxent_new(struct rmq_socket *s)
+struct rmq_rxent *
+rmq_rxent_new(struct rmq_socket *s)
 {
 	struct rmq_rxent *e = s->rx_free;
 
@@ -544,6 +801,8 @@ rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
 {
 	if (e->slab != NULL)
 		rmq_slab_unref(e->slab);
+	if (e->ring_end != 0 && e->peer != NULL)
+		rmq_ring_release(s, e->peer, e->ring_end);
 	free(e->heap);
 	if (s->nrx_free < RMQ_RXENT_CACHE) {
 		e->next    = s->rx_free;
@@ -567,12 +826,131 @@ rmq_rxent_cache_drop(struct rmq_socket *s)
 }
 
 /* A message we drop still frees its credit. */
-static void
-consumed(struct rmq_socket *s, struct rmq_peer *p)
+void
+rmq_consumed(struct rmq_socket *s, struct rmq_peer *p)
 {
 	p->owed++;
 	if (p->state == RMQ_PEER_LIVE && p->owed >= (uint32_t) (s->rcvhwm + 1) / 2)
 		(void) rmq_xfer_ctl(s, p, RMQ_MT_CREDIT, 0, 0);
+}
+
+/* rndv_write: the receiver granted its buffer; post the writes. */
+static void
+grant_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h,
+         const uint8_t *ext)
+{
+	struct rmq_rndv_tx *r;
+	struct rmq_rts      g;
+
+	for (r = s->rndv; r != NULL; r = r->next)
+		if (r->cookie == h->msgid && r->peer == p && r->by_write &&
+		    !r->done && !r->cts)
+			break;
+	if (r == NULL) {
+		rmq_log(RMQ_LOG_DEBUG, "GRANT for unknown cookie %u", h->msgid);
+		return;
+	}
+	if (rmq_rts_decode(&g, ext) != 0 || g.len != r->len || g.flags != 0) {
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_WARN, "bad GRANT from %s", p->name);
+		rmq_rndv_complete(s, r, -RMQ_EPROTO);
+		return;
+	}
+	r->raddr    = g.raddr;
+	r->rkey     = g.rkey;
+	r->grant_id = g.cookie;
+	r->cts      = true;
+	s->cts_pending++; /* posted after this CQ pass */
+}
+
+/* rndv_write: the sender could not write into our grant. */
+static void
+abort_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h)
+{
+	struct rmq_grant *g;
+
+	for (g = s->grants; g != NULL; g = g->next)
+		if (g->id == h->msgid && g->peer == p && !g->done) {
+			g->done   = true;
+			g->status = h->len > 0 && h->len < 4096 ? -(int) h->len
+			                                       : -RMQ_EPROTO;
+			return;
+		}
+}
+
+static void
+seg_bad(struct rmq_socket *s, struct rmq_peer *p, const char *why)
+{
+	s->stats.proto_errors++;
+	rmq_log(RMQ_LOG_WARN, "bad segment from %s: %s", p->name, why);
+	rmq_peer_fail(s, p, -RMQ_EPROTO, why);
+}
+
+/* seg: one piece; the message is queued when its last piece is in. */
+static void
+seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h,
+       const uint8_t *ext)
+{
+	uint64_t          total = rmq_seg_decode(ext);
+	const uint8_t    *data  = ext + RMQ_SEG_EXT_SIZE;
+	struct rmq_rxent *e;
+
+	if (p->seg_skip > 0) {
+		/* The rest of a message we dropped. */
+		if (h->len > p->seg_skip) {
+			seg_bad(s, p, "longer than its message");
+			return;
+		}
+		p->seg_skip -= h->len;
+		return;
+	}
+	if (p->seg == NULL) {
+		if (h->len > total) {
+			seg_bad(s, p, "piece longer than its message");
+			return;
+		}
+		if ((s->maxmsg >= 0 && total > (uint64_t) s->maxmsg) ||
+		    total > SIZE_MAX / 2) {
+			rmq_log(RMQ_LOG_WARN,
+			        "dropped a %llu-byte message from %s: larger "
+			        "than RMQ_MAXMSGSIZE %lld",
+			        (unsigned long long) total, p->name,
+			        (long long) s->maxmsg);
+			s->stats.dropped++;
+			p->seg_skip = total - h->len;
+			rmq_consumed(s, p);
+			return;
+		}
+		e = rmq_rxent_new(s);
+		if (e != NULL && (e->heap = malloc(total ? total : 1)) == NULL) {
+			rmq_rxent_free(s, e);
+			e = NULL;
+		}
+		if (e == NULL) {
+			s->stats.dropped++;
+			p->seg_skip = total - h->len;
+			rmq_consumed(s, p);
+			return;
+		}
+		e->peer     = p;
+		e->msgid    = h->msgid;
+		e->path     = RMQ_PATH_SEG;
+		e->len      = total;
+		p->seg      = e;
+		p->seg_have = 0;
+	}
+	e = p->seg;
+	if (total != e->len || h->len > e->len - p->seg_have) {
+		seg_bad(s, p, "pieces do not add up");
+		return;
+	}
+	if (h->len > 0)
+		memcpy((uint8_t *) e->heap + p->seg_have, data, h->len);
+	p->seg_have += h->len;
+	if (p->seg_have == e->len) {
+		p->seg = NULL;
+		rmq_rxq_push(s, p, e);
+	}
 }
 
 void
@@ -605,10 +983,10 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 	case RMQ_MT_DATA:
 	case RMQ_MT_RTS:
 		p->recvd++;
-		e = rxent_new(s);
+		e = rmq_rxent_new(s);
 		if (e == NULL) {
 			s->stats.dropped++;
-			consumed(s, p);
+			rmq_consumed(s, p);
 			return;
 		}
 		e->peer  = p;
@@ -626,11 +1004,13 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 				rmq_log(RMQ_LOG_WARN, "bad RTS from %s dropped",
 				        p->name);
 				rmq_rxent_free(s, e);
-				consumed(s, p);
+				rmq_consumed(s, p);
 				return;
 			}
 			e->path = (e->rts.flags & RMQ_RTS_F_SEND)
 			              ? RMQ_PATH_RNDV_SEND
+			          : (e->rts.flags & RMQ_RTS_F_WRITE)
+			              ? RMQ_PATH_RNDV_WRITE
 			              : RMQ_PATH_RNDV_READ;
 			e->len  = e->rts.len;
 		}
@@ -644,10 +1024,10 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 				(void) rmq_xfer_ctl(s, p, RMQ_MT_FIN,
 				                    e->rts.cookie, EMSGSIZE);
 			rmq_rxent_free(s, e);
-			consumed(s, p);
+			rmq_consumed(s, p);
 			return;
 		}
-		rxq_push(s, p, e);
+		rmq_rxq_push(s, p, e);
 		break;
 	case RMQ_MT_FIN:
 		p->recvd++;
@@ -678,6 +1058,26 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 		}
 		r->cts = true;
 		s->cts_pending++; /* posted after this CQ pass */
+		break;
+	case RMQ_MT_GRANT:
+		p->recvd++;
+		grant_rx(s, p, &h, buf + RMQ_HDR_SIZE);
+		break;
+	case RMQ_MT_SEG:
+		p->recvd++;
+		seg_rx(s, p, &h, buf + RMQ_HDR_SIZE);
+		break;
+	case RMQ_MT_RCREDIT:
+		if (h.len > p->rring_slots ||
+		    p->rring_free + h.len > (int64_t) p->rring_slots) {
+			s->stats.proto_errors++;
+			rmq_peer_fail(s, p, -RMQ_EPROTO, "ring credit overflow");
+			return;
+		}
+		p->rring_free += h.len;
+		break;
+	case RMQ_MT_ABORT:
+		abort_rx(s, p, &h);
 		break;
 	default: /* CREDIT: the credits were all it carried */
 		break;
@@ -744,6 +1144,9 @@ rndv_read(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 			goto out;
 	}
 	rmq_waiter_init(&w, -1);
+	rc = rmq_strict_desc(s, desc, "fi_read");
+	if (rc != 0)
+		goto out;
 	s->cur_read = &rd;
 	for (i = 0, off = 0; i < rd.nchunks && !rd.orphaned;
 	     i++, off += chunk) {
@@ -809,7 +1212,8 @@ rndv_trecv(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	op.op.kind = RMQ_OP_READ; /* completes like a read chunk */
 	op.rd      = &rd;
 	rmq_waiter_init(&w, -1);
-	for (;;) {
+	rc = rmq_strict_desc(s, desc, "fi_trecv");
+	for (; rc == 0;) {
 		rc = fi_trecv(s->ep, dst, rts->len, desc, FI_ADDR_UNSPEC, tag, 0,
 		              &op.op.fctx);
 		if (rc != -FI_EAGAIN || p->state == RMQ_PEER_DEAD)
@@ -841,6 +1245,74 @@ out:
 }
 
 /*
+ * rndv_write, receiver side: register dst for remote writes, GRANT it to
+ * the sender, and wait for the immediate of its last write.  *granted says
+ * whether the sender was told (else it waits for a FIN).
+ */
+static int
+rndv_grant(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
+           void *dst, bool *granted)
+{
+	uint8_t           b[RMQ_RTS_SIZE];
+	struct rmq_grant  g = {0}, **pp;
+	struct rmq_hdr    h;
+	struct rmq_rts    ext = {0};
+	struct rmq_waiter w;
+	struct fid_mr    *mr = NULL;
+	uint64_t          key = 0;
+	uint8_t           one;
+	int               rc;
+
+	*granted = false;
+	/* A zero-byte grant still needs memory to name. */
+	rc = rmq_mr_reg(s, rts->len ? dst : &one, rts->len ? rts->len : 1,
+	                FI_REMOTE_WRITE, &mr, NULL, &key);
+	if (rc != 0)
+		return rc;
+	do
+		g.id = ++s->next_grant & 0x3fffffffu;
+	while (g.id == 0);
+	g.peer   = p;
+	g.next   = s->grants;
+	s->grants = &g;
+
+	ext.len    = rts->len;
+	ext.raddr  = s->dom->caps.mr_virt_addr ? (uint64_t) (uintptr_t) dst : 0;
+	ext.rkey   = key;
+	ext.cookie = g.id;
+	rmq_hdr_fill(&h, p, RMQ_MT_GRANT, rts->cookie, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_rts_encode(b + RMQ_HDR_SIZE, &ext);
+	rmq_waiter_init(&w, 1000);
+	rc = send_small(s, p, &w, b, sizeof(b));
+	if (rc != 0) {
+		p->owed += h.credits;
+		goto out;
+	}
+	p->sent++; /* like CTS: counted in BYE */
+	*granted = true;
+	rmq_waiter_init(&w, -1);
+	while (!g.done) {
+		if (rmq_progress(s) > 0)
+			continue;
+		if (p->state == RMQ_PEER_DEAD) {
+			g.status = -RMQ_ECONNRESET;
+			break;
+		}
+		(void) rmq_wait_idle(s, &w);
+	}
+	rc = g.status;
+out:
+	for (pp = &s->grants; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == &g) {
+			*pp = g.next;
+			break;
+		}
+	fi_close(&mr->fid); /* revokes the peer's access */
+	return rc;
+}
+
+/*
  * Fetch a rendezvous payload (n <= len bytes of it) into dst by the
  * sender's chosen path, and tell the sender how it went where it waits.
  */
@@ -869,6 +1341,20 @@ rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
 				free(tmp);
 			}
 		}
+	} else if (e->rts.flags & RMQ_RTS_F_WRITE) {
+		/* The sender writes the whole message: truncate here. */
+		tmp = n < e->len ? malloc(e->len) : dst;
+		if (tmp == NULL) {
+			rc = -RMQ_ENOMEM;
+		} else {
+			rc = rndv_grant(s, p, &e->rts, tmp, &cts_sent);
+			need_fin = !cts_sent;
+			if (tmp != dst) {
+				if (rc == 0)
+					memcpy(dst, tmp, n);
+				free(tmp);
+			}
+		}
 	} else {
 		rc = rndv_read(s, p, &e->rts, dst, n);
 	}
@@ -881,7 +1367,8 @@ rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
 static bool
 is_rndv(const struct rmq_rxent *e)
 {
-	return e->path == RMQ_PATH_RNDV_READ || e->path == RMQ_PATH_RNDV_SEND;
+	return e->path == RMQ_PATH_RNDV_READ || e->path == RMQ_PATH_RNDV_SEND ||
+	       e->path == RMQ_PATH_RNDV_WRITE;
 }
 
 ssize_t
@@ -924,6 +1411,11 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 				m->size = len;
 				e->heap = NULL;
 			}
+		} else if (e->slab == NULL) {
+			/* ring: its slots go back to the sender now, so copy */
+			m = rmq_msg_new_heap(len);
+			if (m != NULL && len > 0)
+				memcpy(rmq_msg_data(m), e->data, len);
 		} else {
 			m = rmq_msg_new_slab(e->slab, e->data, len);
 			if (m != NULL)
@@ -943,7 +1435,7 @@ done:
 	} else {
 		s->stats.dropped++;
 	}
-	consumed(s, p);
+	rmq_consumed(s, p);
 	rmq_rxent_free(s, e);
 	rmq_peer_release(s, p);
 	return rc;
@@ -960,7 +1452,7 @@ rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e)
 		                    ECANCELED);
 	s->stats.dropped++;
 	rmq_peer_hold(p);
-	consumed(s, p);
+	rmq_consumed(s, p);
 	rmq_rxent_free(s, e);
 	rmq_peer_release(s, p);
 }

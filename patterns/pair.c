@@ -28,6 +28,7 @@ const struct rmq_pattern_ops rmq_pattern_pair = {
 	.name         = "pair",
 	.peer_name    = "pair",
 	.wire_id      = RMQ_WIRE_PAIR,
+	.cfg_pat      = RMQ_CFG_PAT_PAIR,
 	.max_peers    = 1,
 	.report_lost  = true,
 	.state_size   = 0,

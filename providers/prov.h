@@ -27,7 +27,8 @@ struct rmq_prov {
 	const char *fi_prov;  /* fi_info prov_name, layering spelled out */
 	uint32_t    flags;    /* RMQ_PROV_* */
 	size_t      inject_max; /* cap on inject payload; 0: fi_info's */
-	size_t      eager_max;  /* above this: rendezvous (measured) */
+	size_t      eager_max;  /* above this: ring or rendezvous (measured) */
+	size_t      ring_max;   /* above eager_max up to this: ring (0: none) */
 	size_t      rma_chunk;  /* largest single fi_read we post */
 	int         cq_data_size; /* bytes of immediate the HW carries */
 	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */

@@ -22,6 +22,7 @@ const struct rmq_prov rmq_prov_shm = {
 	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS,
 	.inject_max   = 0,        /* fi_info: 4096 */
 	.eager_max    = 4096,     /* measured: above, rndv_read wins */
+	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,        /* one CMA read is fastest */
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* ties rndv_send, wins <128K */

@@ -22,6 +22,7 @@ const struct rmq_prov rmq_prov_tcp = {
 	                RMQ_PROV_ADDR_SOCKADDR,
 	.inject_max   = 0,        /* fi_info: 64 */
 	.eager_max    = 8192,     /* measured: rendezvous wins above */
+	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ,

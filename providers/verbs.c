@@ -15,6 +15,7 @@ const struct rmq_prov rmq_prov_verbs = {
 	.flags        = RMQ_PROV_ADDR_SOCKADDR | RMQ_PROV_HW,
 	.inject_max   = 0,        /* rxm over verbs: fi_info's */
 	.eager_max    = 16384,    /* rxm's eager buffer size default */
+	.ring_max     = 16384,    /* not measured: no NIC here */
 	.rma_chunk    = 1u << 30, /* max_msg_size of RC is 1 GiB */
 	.cq_data_size = 4,
 	.rndv_path    = RMQ_PATH_RNDV_READ,

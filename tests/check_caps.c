@@ -905,12 +905,12 @@ START_TEST(test_path_table_from_caps)
 
 	for (i = 0; i < NROWS; i++) {
 		caps_ok(&c, rows[i].rec);
-		rmq_path_table_init(&t, &c);
+		rmq_path_table_init(&t, &c, NULL, -1);
 		ck_assert(t.inject == c.inject);
 		ck_assert_uint_eq(t.inject_max, c.inject_max);
 		ck_assert_uint_eq(t.eager_max, c.eager_max);
 		ck_assert_int_eq(t.rndv_path, c.rndv_path);
-		ck_assert(t.rndv);
+		ck_assert(rmq_path_can(&c, t.rndv_path, NULL));
 	}
 }
 END_TEST
@@ -927,7 +927,7 @@ START_TEST(test_path_recorded_rows)
 		w    = rows[i].rec->what;
 		rndv = rows[i].want->rndv_path;
 		caps_ok(&c, rows[i].rec);
-		rmq_path_table_init(&t, &c);
+		rmq_path_table_init(&t, &c, NULL, -1);
 		im = c.inject_max;
 		em = c.eager_max;
 		ck_assert_uint_gt(im, 1);
@@ -939,7 +939,13 @@ START_TEST(test_path_recorded_rows)
 		check_path(&t, im, RMQ_PATH_INJECT, w);
 		check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 		check_path(&t, em, RMQ_PATH_EAGER, w);
-		check_path(&t, em + 1, rndv, w);
+		if (t.ring && t.ring_max > em) {
+			check_path(&t, em + 1, RMQ_PATH_RING, w);
+			check_path(&t, t.ring_max, RMQ_PATH_RING, w);
+			check_path(&t, t.ring_max + 1, rndv, w);
+		} else {
+			check_path(&t, em + 1, rndv, w);
+		}
 		check_path(&t, 64 * MiB, rndv, w);
 	}
 }
@@ -951,7 +957,7 @@ START_TEST(test_path_efa_thresholds)
 	struct rmq_caps       c;
 
 	caps_ok(&c, &rec_efa_117);
-	rmq_path_table_init(&t, &c);
+	rmq_path_table_init(&t, &c, NULL, -1);
 	check_path(&t, 32, RMQ_PATH_INJECT, "efa");
 	check_path(&t, 33, RMQ_PATH_EAGER, "efa");
 	check_path(&t, 8192, RMQ_PATH_EAGER, "efa");
@@ -968,7 +974,7 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 
 	r.inject_size = 8;
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-	rmq_path_table_init(&t, &c);
+	rmq_path_table_init(&t, &c, NULL, -1);
 	ck_assert(!t.inject);
 	check_path(&t, 0, RMQ_PATH_EAGER, "no inject");
 	check_path(&t, 1, RMQ_PATH_EAGER, "no inject");
@@ -978,28 +984,30 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 	memset(&t, 0, sizeof t);
 	t.inject    = false;
 	t.eager_max = 1024;
-	t.rndv      = true;
+	t.force     = -1;
 	t.rndv_path = RMQ_PATH_RNDV_READ;
 	check_path(&t, 0, RMQ_PATH_EAGER, "table");
 }
 END_TEST
 
-/* Neither RMA read nor FI_TAGGED: nothing above eager_max. */
-START_TEST(test_path_no_rma_emsgsize)
+/* Neither RMA nor FI_TAGGED: seg above eager_max. */
+START_TEST(test_path_no_rma_seg)
 {
 	struct rmq_path_table t;
 	struct rmq_caps       c;
 	struct rec            r = rec_sockets;
 
-	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ | FI_TAGGED);
+	r.caps &= ~(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+	            FI_REMOTE_WRITE | FI_TAGGED);
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-	rmq_path_table_init(&t, &c);
-	ck_assert(!t.rndv);
+	rmq_path_table_init(&t, &c, NULL, -1);
+	ck_assert(!t.ring);
+	ck_assert_int_eq(t.rndv_path, RMQ_PATH_SEG);
 	check_path(&t, 0, RMQ_PATH_INJECT, "no rma");
 	check_path(&t, c.eager_max, RMQ_PATH_EAGER, "no rma");
-	check_path(&t, c.eager_max + 1, -RMQ_EMSGSIZE, "no rma");
-	check_path(&t, 64 * MiB, -RMQ_EMSGSIZE, "no rma");
-	check_path(&t, SIZE_MAX, -RMQ_EMSGSIZE, "no rma");
+	check_path(&t, c.eager_max + 1, RMQ_PATH_SEG, "no rma");
+	check_path(&t, 64 * MiB, RMQ_PATH_SEG, "no rma");
+	check_path(&t, SIZE_MAX, RMQ_PATH_SEG, "no rma");
 }
 END_TEST
 
@@ -1012,7 +1020,7 @@ START_TEST(test_path_no_rma_tagged_rndv_send)
 
 	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ);
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-	rmq_path_table_init(&t, &c);
+	rmq_path_table_init(&t, &c, NULL, -1);
 	check_path(&t, c.eager_max, RMQ_PATH_EAGER, "no rma");
 	check_path(&t, c.eager_max + 1, RMQ_PATH_RNDV_SEND, "no rma");
 	check_path(&t, 64 * MiB, RMQ_PATH_RNDV_SEND, "no rma");
@@ -1212,7 +1220,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_path_recorded_rows);
 	tcase_add_test(tc, test_path_efa_thresholds);
 	tcase_add_test(tc, test_path_no_inject_zero_bytes_eager);
-	tcase_add_test(tc, test_path_no_rma_emsgsize);
+	tcase_add_test(tc, test_path_no_rma_seg);
 	tcase_add_test(tc, test_path_no_rma_tagged_rndv_send);
 	tcase_add_test(tc, test_hints_prov_name);
 	tcase_add_test(tc, test_hints_caps);
