@@ -85,6 +85,8 @@ static const struct rmq_schema_choice booleans[] = {
 	{ "on", 1 },
 	{ "no", 0 },
 	{ "yes", 1 },
+	{ "0", 0 }, /* RMQ_STRICT=1 in a job script */
+	{ "1", 1 },
 	{ NULL, 0 },
 };
 

@@ -111,14 +111,15 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	/*
 	 * Strict mode: the rules of verbs and efa on whatever provider this
 	 * is (rmq_paths(7)).  A descriptor for every local buffer, keys only
-	 * as the provider returned them, 4 bytes of immediate, a receive
+	 * as fi_mr_key() returns them (always so: where the provider lets us
+	 * pick, we pick from the CSPRNG, and still ship what fi_mr_key()
+	 * says), 4 bytes of immediate, a receive
 	 * accounted for every writedata, FI_CONTEXT2 contexts, no wait fd,
 	 * and large RMA cut in chunks as a NIC's max size would.
 	 */
 	if (cfg != NULL && cfg->strict) {
 		c->strict       = true;
 		c->mr_local     = true;
-		c->mr_prov_key  = true;
 		c->rx_cq_data   = true;
 		c->need_context = true;
 		c->wait_fd      = false;

@@ -162,6 +162,9 @@ tx_init(struct rmq_socket *s)
 	int i, rc;
 
 	s->tx_slot = RMQ_HDR_SIZE + s->paths.eager_max;
+	/* Ring messages are written from tx slots too. */
+	if (s->paths.ring_ok && s->tx_slot < RMQ_HDR_SIZE + s->paths.ring_cap)
+		s->tx_slot = RMQ_HDR_SIZE + s->paths.ring_cap;
 	if (s->tx_slot < RMQ_RTS_SIZE)
 		s->tx_slot = RMQ_RTS_SIZE;
 	s->tx_slot = (s->tx_slot + 63) & ~(size_t) 63;

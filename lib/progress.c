@@ -64,8 +64,13 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 {
 	struct rmq_op *op = ctx;
 
-	if ((flags & FI_REMOTE_CQ_DATA) && err == 0) {
-		/* A peer's writedata landed (ring message, rndv_write). */
+	/*
+	 * A peer's writedata landed.  Only at the target: the sockets
+	 * provider also flags our own writedata's completion with
+	 * FI_REMOTE_CQ_DATA (with FI_WRITE), measured.
+	 */
+	if ((flags & FI_REMOTE_CQ_DATA) && err == 0 &&
+	    !(flags & (FI_WRITE | FI_SEND | FI_READ))) {
 		rmq_xfer_imm(s, data);
 		if (op != NULL && op->kind == RMQ_OP_SLAB)
 			on_slab(s, (struct rmq_slab *) op,

@@ -156,9 +156,16 @@ rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
 {
 	if (t->eager_max < t->inject_max)
 		t->eager_max = t->inject_max;
-	if (t->eager_max > c->eager_max && c->max_msg_size != 0 &&
-	    t->eager_max > c->max_msg_size - RMQ_RTS_SIZE)
-		t->eager_max = c->max_msg_size - RMQ_RTS_SIZE;
+	if (t->eager_max > c->eager_max && c->max_msg_size != 0) {
+		size_t room = c->max_msg_size > RMQ_RTS_SIZE
+		                  ? c->max_msg_size - RMQ_RTS_SIZE
+		                  : 0;
+
+		if (t->eager_max > room)
+			t->eager_max = room;
+		if (t->inject_max > t->eager_max)
+			t->inject_max = t->eager_max;
+	}
 	if (t->ring_max > t->ring_cap)
 		t->ring_max = t->ring_cap;
 }

@@ -1341,6 +1341,12 @@ rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
 				free(tmp);
 			}
 		}
+	} else if ((e->rts.flags & RMQ_RTS_F_WRITE) && e->len == 0) {
+		/*
+		 * Nothing to write: the FIN says so.  (shm 1.17 never reports
+		 * the immediate of a zero-byte writedata at the target.)
+		 */
+		rc = 0;
 	} else if (e->rts.flags & RMQ_RTS_F_WRITE) {
 		/* The sender writes the whole message: truncate here. */
 		tmp = n < e->len ? malloc(e->len) : dst;

@@ -7,6 +7,12 @@
 # (perf/zmq_pingpong, built when libzmq is found) is a second anchor,
 # measured in the same loop.
 #
+# With --paths, rmq_pingpong runs once per librmq path, forced with --path,
+# beside one fi_pingpong, and the table has a column per path.  With --bw,
+# rmq_bw (streaming, osu_bw-style) runs per path too, next to rmq_bw
+# --memcpy (one core's memcpy bandwidth), the bandwidth anchor: fabtests'
+# fi_bw is not in Debian's libfabric-bin.
+#
 # Conventions (as fi_pingpong): latency is one-way = round trip / 2,
 # ping-pong MB/s = size / one-way time (MB = 10^6 bytes).  Both sides busy
 # poll, pinned to CPU 0 and CPU 1.
@@ -15,6 +21,7 @@
 #   RMQ_PINGPONG   path of rmq_pingpong (default BUILD_DIR/perf/rmq_pingpong)
 #   FI_PINGPONG    path of fi_pingpong  (default: fi_pingpong from PATH)
 #   ZMQ_PINGPONG   path of zmq_pingpong (default BUILD_DIR/perf/zmq_pingpong)
+#   RMQ_BW         path of rmq_bw       (default BUILD_DIR/perf/rmq_bw)
 #   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
 #   lo unless already set; they apply to both binaries.
 
@@ -26,7 +33,7 @@ usage() {
 	cat <<EOF
 Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--zmq TRANSPORT ...] [--zmq-same-cpu] [--csv FILE]
-       [-v] [-h]
+       [--paths LIST] [--bw [--bw-iters N] [--bw-window W]] [-v] [-h]
 
 Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
 table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
@@ -55,6 +62,21 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 ANCHORS.md's ZeroMQ rows; ZeroMQ blocks, and waking a
                 process on the other CPU costs ~50 us) instead of 0 and 1
   --csv FILE    also write the results as CSV (header lines start with '#')
+  --paths LIST  instead of the table above, run rmq_pingpong once per path,
+                forced with --path: inject, eager, ring, rndv_read,
+                rndv_write, rndv_send, seg, or auto (by size); "all" = the
+                seven paths.  One fi_pingpong per size and run as before;
+                the table has one column per path: rmq mean one-way us and
+                (rmq mean / fi mean), '-' where the path cannot carry the
+                size, '*' on the fastest path of each size.  No --zmq.
+  --bw          also run rmq_bw (window of W messages, one ack) for each
+                --paths path (only by size without --paths), and rmq_bw
+                --memcpy (one core's memcpy bandwidth, buffers rotated past
+                the LLC), and print MB/s per path and, at >= 1 MiB,
+                bw / memcpy.  fi_bw, if it is installed, is not run (see
+                the header line about it).
+  --bw-iters N  rmq_bw -I N (default: rmq_bw's: 100 up to 64 KiB, 20 above)
+  --bw-window W rmq_bw -W W (default: rmq_bw's, 64)
   -v            print every command to stderr as it is run
   -h, --help    this help
 
@@ -80,6 +102,11 @@ zmq_transports=()
 zmq_same_cpu=0
 run_timeout="" # default: 60 s, 300 s for sockets (see timeout_for)
 verbose=0
+path_list=()  # --paths
+do_bw=0       # --bw
+bw_iters=""   # --bw-iters
+bw_window=""  # --bw-window
+all_paths=(inject eager ring rndv_read rndv_write rndv_send seg)
 
 add_list() { # add_list ARRAYNAME "a,b c"
 	local -n _arr=$1
@@ -120,6 +147,13 @@ while [[ $# -gt 0 ]]; do
 	--zmq) need_arg "$@"; add_list zmq_transports "$2"; shift 2 ;;
 	--zmq=*) add_list zmq_transports "${1#--zmq=}"; shift ;;
 	--zmq-same-cpu) zmq_same_cpu=1; shift ;;
+	--paths) need_arg "$@"; add_list path_list "$2"; shift 2 ;;
+	--paths=*) add_list path_list "${1#--paths=}"; shift ;;
+	--bw) do_bw=1; shift ;;
+	--bw-iters) need_arg "$@"; bw_iters=$2; shift 2 ;;
+	--bw-iters=*) bw_iters=${1#--bw-iters=}; shift ;;
+	--bw-window) need_arg "$@"; bw_window=$2; shift 2 ;;
+	--bw-window=*) bw_window=${1#--bw-window=}; shift ;;
 	--csv) need_arg "$@"; csv_file=$2; shift 2 ;;
 	--csv=*) csv_file=${1#--csv=}; shift ;;
 	-v) verbose=1; shift ;;
@@ -157,15 +191,42 @@ done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die_usage "bad run count '$runs'"
 [[ -z $run_timeout || $run_timeout =~ ^[1-9][0-9]*$ ]] ||
 	die_usage "bad timeout '$run_timeout'"
+pl=()
+for pa in "${path_list[@]}"; do
+	if [[ $pa == all ]]; then
+		set -- "${all_paths[@]}"
+	else
+		[[ " ${all_paths[*]} auto " == *" $pa "* ]] ||
+			die_usage "unknown path '$pa' (${all_paths[*]}, auto, all)"
+		set -- "$pa"
+	fi
+	for one in "$@"; do
+		[[ " ${pl[*]} " == *" $one "* ]] || pl+=("$one")
+	done
+done
+path_list=("${pl[@]}")
+[[ ${#path_list[@]} -eq 0 || ${#zmq_transports[@]} -eq 0 ]] ||
+	die_usage "--zmq does not go with --paths"
+[[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 ]] ||
+	die_usage "--bw-iters and --bw-window need --bw"
+[[ -z $bw_iters || $bw_iters =~ ^[1-9][0-9]*$ ]] ||
+	die_usage "bad --bw-iters '$bw_iters'"
+[[ -z $bw_window || $bw_window =~ ^[1-9][0-9]*$ ]] ||
+	die_usage "bad --bw-window '$bw_window'"
 
 fi_bin=${FI_PINGPONG:-fi_pingpong}
 rmq_bin=${RMQ_PINGPONG:-$build_dir/perf/rmq_pingpong}
 zmq_bin=${ZMQ_PINGPONG:-$build_dir/perf/zmq_pingpong}
+bw_bin=${RMQ_BW:-$build_dir/perf/rmq_bw}
 
 command -v "$fi_bin" >/dev/null 2>&1 ||
 	{ echo "$prog: $fi_bin not found (apt-get install libfabric-bin)" >&2; exit 2; }
 [[ -x $rmq_bin && ! -d $rmq_bin ]] ||
 	{ echo "$prog: $rmq_bin not found or not executable (build with -Dperf=true, or set RMQ_PINGPONG)" >&2; exit 2; }
+if [[ $do_bw -eq 1 ]] && [[ ! -x $bw_bin || -d $bw_bin ]]; then
+	echo "$prog: $bw_bin not found or not executable (set RMQ_BW)" >&2
+	exit 2
+fi
 zmq_version="" zmq_skipped=""
 if [[ ${#zmq_transports[@]} -gt 0 ]]; then
 	if [[ -x $zmq_bin && ! -d $zmq_bin ]]; then
@@ -400,6 +461,9 @@ csv_once() {
 			path = col["path"] ? $col["path"] : "-"
 			gsub(/[ \t]/, "_", path); if (path == "") path = "-"
 			ok = 1 }
+		# rmq_pingpong --path: a size that path cannot carry
+		hdr && $col["size"] == want && $col["lat_p50_us"] == "-" {
+			lat = "-"; bw = "-"; path = "-"; ok = 1 }
 		END { if (!ok) exit 1; print lat, bw, path }' "$out" >"$tmpdir/parsed"; then
 		fail_log "cannot parse $name CSV ($tag, $size B)" "$out" "$err"
 		return 1
@@ -411,6 +475,58 @@ csv_once() {
 rmq_once() {
 	csv_once rmq_pingpong "$1" "$2" "$3" \
 		"$rmq_bin" --local -p "$1" -S "$2" -I "$3" --csv
+}
+
+# rmq_path_once PROV PATH SIZE ITERS -> sets r_lat r_bw r_path (r_lat "-":
+# the path cannot carry SIZE), or returns 1
+rmq_path_once() {
+	csv_once rmq_pingpong "$1 --path $2" "$3" "$4" \
+		"$rmq_bin" --local -p "$1" --path "$2" -S "$3" -I "$4" --csv
+}
+
+# run_csv NAME WHAT CMD... -> CMD's stdout in $tmpdir/NAME.csv, or returns 1
+# (WHAT only labels a failure)
+run_csv() {
+	local name=$1 what=$2 out err pid rc=0
+	shift 2
+	out=$tmpdir/$name.csv err=$tmpdir/$name.err
+	[[ $verbose -eq 0 ]] || echo "+ $*" >&2
+	timeout -k 5 "$tmo" "$@" >"$out" 2>"$err" </dev/null &
+	pid=$!
+	live_pids+=("$pid")
+	finish_bg "$pid" || rc=$?
+	if [[ $rc -ne 0 ]]; then
+		local why="exit $rc"
+		[[ $rc -eq 124 ]] && why="timeout ${tmo}s"
+		fail_log "$what ($why)" "$out" "$err"
+		return 1
+	fi
+}
+
+# bw_pick NAME SIZE [PATH] -> "mbps msgs_per_s path" of SIZE's row (of the
+# row whose path is PATH if given) in rmq_bw's CSV (size,mbps,msgs_per_s,
+# path); mbps "-" for a size the forced path cannot carry
+bw_pick() {
+	awk -F, -v want="$2" -v p="${3:-}" '
+		NR == 1 { if ($0 != "size,mbps,msgs_per_s,path") exit 1; next }
+		$1 == want && (p == "" || $4 == p) && ($2 ~ /^[0-9.]+$/ || $2 == "-") {
+			print $2, $3, $4; ok = 1; exit }
+		END { if (!ok) exit 1 }' "$tmpdir/$1.csv"
+}
+
+# bw_once PROV PATH SIZE -> sets r_bw r_mps r_path, or returns 1
+bw_once() {
+	local args=(--local -p "$1" --path "$2" -S "$3" --csv)
+	[[ -z $bw_iters ]] || args+=(-I "$bw_iters")
+	[[ -z $bw_window ]] || args+=(-W "$bw_window")
+	run_csv rmq_bw "rmq_bw $1 --path $2 $3 B" "$bw_bin" "${args[@]}" ||
+		return 1
+	if ! bw_pick rmq_bw "$3" >"$tmpdir/parsed"; then
+		fail_log "cannot parse rmq_bw CSV ($1 --path $2, $3 B)" \
+			"$tmpdir/rmq_bw.csv" "$tmpdir/rmq_bw.err"
+		return 1
+	fi
+	read -r r_bw r_mps r_path <"$tmpdir/parsed"
 }
 
 # zmq_once TRANSPORT SIZE ITERS -> sets r_lat r_bw r_path, or returns 1.
@@ -476,6 +592,31 @@ else
 	[[ -z $zmq_skipped ]] ||
 		header+=("zmq_pingpong: $zmq_bin not found, zmq columns ($zmq_skipped) skipped")
 fi
+if [[ ${#path_list[@]} -gt 0 ]]; then
+	header+=(
+		"paths: ${path_list[*]}, each forced with rmq_pingpong --path (RMQ_PATH on both sockets)"
+		"path cell = rmq mean one-way us (rmq mean / fi mean, the lat ratio above); * = fastest path at that size (lowest mean)"
+		"'-' = the path cannot carry that size (rmq_pingpong skipped it: EMSGSIZE or ENOTSUP); FAIL = the run failed; ! = rmq_stats says another path carried it"
+	)
+fi
+bw_csv_file=""
+if [[ $do_bw -eq 1 ]]; then
+	fi_dir=$(dirname "$(command -v "$fi_bin")")
+	fi_tools=$(for f in "$fi_dir"/fi_*; do [[ -x $f ]] && printf '%s ' "${f##*/}"; done)
+	if command -v fi_bw >/dev/null 2>&1; then
+		fi_bw_note="fi_bw: $(command -v fi_bw) is installed but not run (its output is not parsed here); memcpy is the bandwidth anchor"
+	else
+		fi_bw_note="fi_bw: not installed ($fi_dir has only: ${fi_tools% }; fi_bw comes with fabtests, not in Debian's libfabric-bin): memcpy is the only bandwidth anchor"
+	fi
+	[[ -z $csv_file ]] || bw_csv_file=${csv_file%.csv}.bw.csv
+	header+=(
+		"rmq_bw: $bw_bin, per size a window of ${bw_window:-64} messages then one 8 B ack, ${bw_iters:-100 (<= 64 KiB) / 20} timed rounds; MB/s = bytes / time (10^6)"
+		"memcpy: rmq_bw --memcpy, one core (CPU 0), source and destination rotate through pools larger than the LLC (cache misses); hot = the same 2 buffers"
+		"bw / memcpy = rmq_bw MB/s / memcpy MB/s, shown at >= 1 MiB as (rotated / hot)"
+		"$fi_bw_note"
+	)
+	[[ -z $bw_csv_file ]] || header+=("bandwidth CSV: $bw_csv_file")
+fi
 
 zmq_cmd() { # the zmq_pingpong command line for one transport, for headers
 	echo "$zmq_bin --transport $1${zmq_flags[*]:+ ${zmq_flags[*]}} -S SIZE -I ITER --csv"
@@ -483,6 +624,24 @@ zmq_cmd() { # the zmq_pingpong command line for one transport, for headers
 
 csv_init() {
 	[[ -n $csv_file ]] || return 0
+	if [[ $do_bw -eq 1 ]]; then
+		{
+			for l in "${header[@]}"; do echo "# $l"; done
+			echo "provider,size,path,rmq_mbps,rmq_msgs_per_s,rmq_path,memcpy_mbps,memcpy_hot_mbps,bw_memcpy_ratio,bw_memcpy_hot_ratio"
+		} >"$bw_csv_file"
+	fi
+	if [[ ${#path_list[@]} -gt 0 ]]; then
+		{
+			for l in "${header[@]}"; do echo "# $l"; done
+			for p in "${providers[@]}"; do
+				echo "# $p server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e rdm -I ITER -S SIZE -B PORT"
+				echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
+				echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p --path PATH -S SIZE -I ITER --csv"
+			done
+			echo "provider,size,iters,fi_lat_us,path,rmq_p50_us,rmq_mean_us,lat_ratio,rmq_mbps,rmq_path,fastest"
+		} >"$csv_file"
+		return 0
+	fi
 	{
 		local l
 		for l in "${header[@]}"; do echo "# $l"; done
@@ -527,6 +686,244 @@ for t in "${zmq_transports[@]}"; do
 done
 
 any_fail=0
+
+# ------------------------------------------------------ --paths and --bw
+
+# Does this cell hold a number (not FAIL or -)?
+is_num() { [[ $1 =~ ^[0-9.eE+-]+$ && $1 != - ]]; }
+
+# The rows of the --paths table: size, iters, fi, one cell per path, fastest.
+paths_row() {
+	local a
+	printf '| %8s | %6s | %9s |' "$1" "$2" "$3"
+	shift 3
+	for a in "${@:1:$#-1}"; do
+		printf ' %16s |' "$a"
+	done
+	printf ' %-10s |\n' "${!#}"
+}
+
+# paths_table PROV: fi_pingpong once and rmq_pingpong once per path, per
+# size and run; one row per size.
+paths_table() {
+	local prov=$1 size iters r pa msg fi_lat best bestv m cells=() rules=()
+	local fi_lats fi_failed
+	tmo=$(timeout_for "$prov")
+	echo
+	echo "## provider $prov: one column per forced path"
+	echo
+	echo "    timeout per run: ${tmo}s"
+	echo "    server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e rdm -I ITER -S SIZE -B PORT"
+	echo "    client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
+	echo "    rmq:    $(prov_env "$prov")$rmq_bin --local -p $prov --path PATH -S SIZE -I ITER --csv"
+	echo
+	for pa in "${path_list[@]}"; do rules+=("---------------:"); done
+	paths_row size iters "fi us" "${path_list[@]}" fastest
+	paths_row "-------:" "-----:" "--------:" "${rules[@]}" "----------"
+	for size in "${sizes[@]}"; do
+		iters=$(iters_for "$size")
+		fi_lats=() fi_failed=0
+		local -A lats=() bws=() taken=() failed=() skipped=() mean=()
+		for ((r = 1; r <= runs; r++)); do
+			if fi_once "$prov" "$size" "$iters"; then
+				fi_lats+=("$r_lat")
+				msg="fi $r_lat us"
+			else
+				fi_failed=1 msg="fi FAIL"
+			fi
+			for pa in "${path_list[@]}"; do
+				if ! rmq_path_once "$prov" "$pa" "$size" "$iters"; then
+					failed[$pa]=1 msg+=", $pa FAIL"
+				elif [[ $r_lat == - ]]; then
+					skipped[$pa]=1 msg+=", $pa -"
+				else
+					lats[$pa]+="$r_lat " bws[$pa]+="$r_bw "
+					taken[$pa]+="$r_path "
+					msg+=", $pa $r_lat us ($r_path)"
+				fi
+			done
+			echo "[$prov ${size} B x$iters run $r/$runs] $msg" >&2
+		done
+		if [[ $fi_failed -eq 0 ]]; then
+			fi_lat=$(printf '%s\n' "${fi_lats[@]}" | median)
+		else
+			fi_lat=FAIL any_fail=1
+		fi
+		# The mean as the default table has it: size / median MB/s.
+		best="" bestv=""
+		for pa in "${path_list[@]}"; do
+			if [[ -n ${failed[$pa]:-} ]]; then
+				mean[$pa]=FAIL any_fail=1
+			elif [[ -n ${skipped[$pa]:-} ]]; then
+				mean[$pa]=-
+			else
+				m=$(printf '%s' "${bws[$pa]}" | tr ' ' '\n' | median)
+				mean[$pa]=$(awk -v s="$size" -v b="$m" \
+					'BEGIN { if (b > 0) printf "%.3f", s / b; else print "-" }')
+			fi
+			if is_num "${mean[$pa]}" && { [[ -z $bestv ]] ||
+				awk -v a="${mean[$pa]}" -v b="$bestv" 'BEGIN { exit !(a < b) }'; }; then
+				best=$pa bestv=${mean[$pa]}
+			fi
+		done
+		cells=()
+		for pa in "${path_list[@]}"; do
+			local cell=${mean[$pa]} how
+			how=$(printf '%s' "${taken[$pa]:-}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | paste -sd/ -)
+			if is_num "$cell"; then
+				cell="$(fmt "$cell") ($(ratio "${mean[$pa]}" "$fi_lat"))"
+				[[ $pa != "$best" ]] || cell+="*"
+				[[ $pa == auto || $how == "$pa" ]] || cell+="!"
+			fi
+			cells+=("$cell")
+			if [[ -n $csv_file ]]; then
+				local p50=-
+				[[ -z ${lats[$pa]:-} ]] ||
+					p50=$(printf '%s' "${lats[$pa]}" | tr ' ' '\n' | median)
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$prov" "$size" "$iters" \
+					"$(fmt "$fi_lat")" "$pa" "$(fmt "$p50")" "$(fmt "${mean[$pa]}")" \
+					"$(ratio "${mean[$pa]}" "$fi_lat")" \
+					"$(printf '%s' "${bws[$pa]:--}" | tr ' ' '\n' | median)" \
+					"${how:--}" "$([[ $pa == "$best" ]] && echo 1 || echo 0)" >>"$csv_file"
+			fi
+		done
+		paths_row "$size" "$iters" "$(fmt "$fi_lat")" "${cells[@]}" "${best:--}"
+		unset lats bws taken failed skipped mean
+	done
+}
+
+# memcpy_anchor: rmq_bw --memcpy RUNS times over all sizes; fills mc_rot
+# and mc_hot (size -> median MB/s, or FAIL).
+declare -A mc_rot=() mc_hot=()
+memcpy_anchor() {
+	local r size v list
+	local -A rot=() hot=()
+	list=$(IFS=,; echo "${sizes[*]}")
+	tmo=$(( ${run_timeout:-60} > 120 ? ${run_timeout:-60} : 120 ))
+	for ((r = 1; r <= runs; r++)); do
+		if ! run_csv memcpy "rmq_bw --memcpy -S $list" \
+			"$bw_bin" --memcpy -S "$list" --csv; then
+			any_fail=1
+			continue
+		fi
+		for size in "${sizes[@]}"; do
+			v=$(bw_pick memcpy "$size" memcpy) && rot[$size]+="${v%% *} "
+			v=$(bw_pick memcpy "$size" memcpy_hot) && hot[$size]+="${v%% *} "
+		done
+		echo "[memcpy run $r/$runs] done" >&2
+	done
+	for size in "${sizes[@]}"; do
+		mc_rot[$size]=FAIL mc_hot[$size]=FAIL
+		[[ -z ${rot[$size]:-} ]] ||
+			mc_rot[$size]=$(printf '%s' "${rot[$size]}" | tr ' ' '\n' | median)
+		[[ -z ${hot[$size]:-} ]] ||
+			mc_hot[$size]=$(printf '%s' "${hot[$size]}" | tr ' ' '\n' | median)
+	done
+}
+
+# bw_table PROV PATH...: rmq_bw per path and size; MB/s, then bw / memcpy.
+bw_table() {
+	local prov=$1 size r pa msg best bestv cells=() rules=() ratios=()
+	shift
+	local paths=("$@")
+	tmo=$(timeout_for "$prov")
+	echo
+	echo "## provider $prov: streaming bandwidth (rmq_bw), MB/s"
+	echo
+	echo "    timeout per run: ${tmo}s"
+	echo "    rmq_bw: $(prov_env "$prov")$bw_bin --local -p $prov --path PATH -S SIZE${bw_iters:+ -I $bw_iters}${bw_window:+ -W $bw_window} --csv"
+	echo "    memcpy: $bw_bin --memcpy -S SIZES --csv"
+	echo
+	for pa in "${paths[@]}"; do rules+=("---------------:"); done
+	paths_row size memcpy "hot" "${paths[@]}" fastest
+	paths_row "-------:" "-----:" "--------:" "${rules[@]}" "----------"
+	for size in "${sizes[@]}"; do
+		local -A vals=() mpss=() taken=() failed=() skipped=() med=()
+		for ((r = 1; r <= runs; r++)); do
+			msg=""
+			for pa in "${paths[@]}"; do
+				if ! bw_once "$prov" "$pa" "$size"; then
+					failed[$pa]=1 msg+=", $pa FAIL"
+				elif [[ $r_bw == - ]]; then
+					skipped[$pa]=1 msg+=", $pa -"
+				else
+					vals[$pa]+="$r_bw " mpss[$pa]+="$r_mps "
+					taken[$pa]+="$r_path "
+					msg+=", $pa $r_bw MB/s ($r_path)"
+				fi
+			done
+			echo "[$prov bw ${size} B run $r/$runs]${msg#,}" >&2
+		done
+		best="" bestv=""
+		for pa in "${paths[@]}"; do
+			if [[ -n ${failed[$pa]:-} ]]; then
+				med[$pa]=FAIL any_fail=1
+			elif [[ -n ${skipped[$pa]:-} ]]; then
+				med[$pa]=-
+			else
+				med[$pa]=$(printf '%s' "${vals[$pa]}" | tr ' ' '\n' | median)
+			fi
+			if is_num "${med[$pa]}" && { [[ -z $bestv ]] ||
+				awk -v a="${med[$pa]}" -v b="$bestv" 'BEGIN { exit !(a > b) }'; }; then
+				best=$pa bestv=${med[$pa]}
+			fi
+		done
+		cells=() ratios=()
+		for pa in "${paths[@]}"; do
+			local cell=${med[$pa]} how rr rh
+			how=$(printf '%s' "${taken[$pa]:-}" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | paste -sd/ -)
+			rr=$(ratio "${med[$pa]}" "${mc_rot[$size]}")
+			rh=$(ratio "${med[$pa]}" "${mc_hot[$size]}")
+			if is_num "$cell"; then
+				cell=$(awk -v x="$cell" 'BEGIN { printf "%.0f", x }')
+				[[ $pa != "$best" ]] || cell+="*"
+				[[ $pa == auto || $how == "$pa" ]] || cell+="!"
+			fi
+			cells+=("$cell")
+			ratios+=("$rr / $rh")
+			if [[ -n $bw_csv_file ]]; then
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$prov" "$size" "$pa" \
+					"$(fmt "${med[$pa]}")" \
+					"$(printf '%s' "${mpss[$pa]:--}" | tr ' ' '\n' | median)" \
+					"${how:--}" "$(fmt "${mc_rot[$size]}")" "$(fmt "${mc_hot[$size]}")" \
+					"$rr" "$rh" >>"$bw_csv_file"
+			fi
+		done
+		paths_row "$size" "$(fmt "${mc_rot[$size]}" | sed 's/\..*//')" \
+			"$(fmt "${mc_hot[$size]}" | sed 's/\..*//')" "${cells[@]}" "${best:--}"
+		[[ $size -lt 1048576 ]] || ratio_rows+=("$(paths_row "$size" "" "" "${ratios[@]}" "${best:--}")")
+		unset vals mpss taken failed skipped med
+	done
+	if [[ ${#ratio_rows[@]} -gt 0 ]]; then
+		echo
+		echo "    bw / memcpy at >= 1 MiB, each cell: (bw / memcpy rotated past the LLC) / (bw / memcpy hot):"
+		echo
+		paths_row size "" "" "${paths[@]}" "fastest bw"
+		paths_row "-------:" "-----:" "--------:" "${rules[@]}" "----------"
+		printf '%s\n' "${ratio_rows[@]}"
+	fi
+	ratio_rows=()
+}
+ratio_rows=()
+
+if [[ ${#path_list[@]} -gt 0 ]]; then
+	for prov in "${providers[@]}"; do
+		paths_table "$prov"
+	done
+	if [[ $do_bw -eq 1 ]]; then
+		memcpy_anchor
+		for prov in "${providers[@]}"; do
+			bw_table "$prov" "${path_list[@]}"
+		done
+	fi
+	if [[ $any_fail -ne 0 ]]; then
+		echo >&2
+		echo "$prog: some runs failed (see FAIL above)" >&2
+		exit 1
+	fi
+	exit 0
+fi
+
 for prov in "${providers[@]}"; do
 	tmo=$(timeout_for "$prov")
 	echo
@@ -619,6 +1016,14 @@ for prov in "${providers[@]}"; do
 		fi
 	done
 done
+
+# --bw without --paths: the path each size takes by itself.
+if [[ $do_bw -eq 1 ]]; then
+	memcpy_anchor
+	for prov in "${providers[@]}"; do
+		bw_table "$prov" auto
+	done
+fi
 
 if [[ $any_fail -ne 0 ]]; then
 	echo >&2

@@ -8,50 +8,37 @@
  * echoes; standalone --server echoes and --connect measures; --local forks
  * both, pinned to two CPUs.
  *
+ * --path forces one path (RMQ_PATH) on both sockets: each side sets it
+ * after bind/connect, and the plan carries it, so an echo side started
+ * without the flag (--server) follows.  Each plan is padded to the size
+ * it announces and acked with a pong-sized message, so a size the forced
+ * path cannot carry either way is skipped (rmq_perf.h) and printed as '-'.
+ *
  * one-way latency = round trip / 2 for each iteration; p50/p99 over the
  * timed iterations; MB/s = size / mean one-way time (1 MB = 10^6 bytes),
  * as fi_pingpong and osu_latency count.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "pp_common.h"
 #include "rmq.h"
+#include "rmq_perf.h"
 
 #define PLAN_MAGIC 0x52504d50u /* "PMPR" */
-#define CMD_SIZE   1
-#define CMD_DONE   2
-#define CMD_CHECK  0x100 /* with CMD_SIZE: echo every ping's own bytes */
-
-struct plan {
-	uint32_t magic;
-	uint32_t cmd;
-	uint64_t size;
-	uint64_t iters;
-};
+#define CMD_CHECK  0x100       /* with SIZE: echo every ping's own bytes */
 
 struct opts {
-	const char *prov;
-	const char *host;
-	const char *connect;
-	int         port;
-	bool        server, local, csv, reqrep, check;
-	int         rndv; /* 0, RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
-	int         iters, warmup;
-	int         cpus[2];
-	size_t      sizes[PP_MAX_SIZES];
-	int         nsizes;
+	struct rmq_perf_role role;
+	bool                 csv, check;
+	int                  iters, warmup;
+	size_t               sizes[PP_MAX_SIZES];
+	int                  nsizes;
 };
 
 static void
@@ -61,67 +48,17 @@ usage(FILE *f)
 	        "usage: rmq_pingpong [-p shm|tcp|sockets|verbs|efa] "
 	        "[-S SIZE[,SIZE...]|all] [-I ITER]\n"
 	        "                    [-W WARMUP] [--csv] [--reqrep] "
-	        "[--check] [--rndv read|send]\n"
+	        "[--check] [--rndv read|send|write|seg]\n"
+	        "                    [--path auto|inject|eager|ring|rndv_read|"
+	        "rndv_write|rndv_send|seg]\n"
 	        "                    [--server [-B HOST] [-P PORT] | "
 	        "--connect HOST:PORT | --local [--cpus A,B]]\n"
 	        "Under mpirun -np 2 no role option is needed (rank 0 binds "
-	        "and measures).\n");
-}
-
-static int
-env_int(const char *name, int dflt)
-{
-	const char *v = getenv(name);
-
-	return v != NULL ? atoi(v) : dflt;
-}
-
-/* Rank and size from Open MPI, PMIx or PMI (MPICH hydra); -1 if none. */
-static void
-mpi_rank(int *rank, int *size)
-{
-	*rank = env_int("OMPI_COMM_WORLD_RANK",
-	                env_int("PMIX_RANK", env_int("PMI_RANK", -1)));
-	*size = env_int("OMPI_COMM_WORLD_SIZE",
-	                env_int("PMI_SIZE", *rank >= 0 ? 2 : -1));
-}
-
-/* A port both ranks derive from the job id, so no exchange is needed. */
-static int
-job_port(void)
-{
-	static const char *const vars[] = {
-	    "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
-	    "OMPI_MCA_orte_ess_jobid", "PMI_JOBID", "SLURM_JOB_ID", NULL};
-	uint32_t    h = 2166136261u;
-	const char *v = NULL;
-	int         i;
-
-	for (i = 0; vars[i] != NULL && v == NULL; i++)
-		v = getenv(vars[i]);
-	if (v == NULL)
-		return 25555;
-	for (; *v != '\0'; v++)
-		h = (h ^ (uint8_t) *v) * 16777619u;
-	return 20000 + (int) (h % 20000);
-}
-
-static void
-pin(int cpu)
-{
-	int rc = pp_pin(cpu);
-
-	if (rc != 0)
-		fprintf(stderr, "rmq_pingpong: cannot pin to CPU %d: %s\n", cpu,
-		        strerror(-rc));
-}
-
-static int
-die(const char *what, long rc)
-{
-	fprintf(stderr, "rmq_pingpong: %s: %s\n", what,
-	        rmq_strerror((int) rc));
-	return 1;
+	        "and measures).\n"
+	        "--path forces RMQ_PATH on both sides (the echo side takes it "
+	        "from the plan too);\n"
+	        "sizes the path cannot carry are skipped: '-' in the table "
+	        "and the CSV.\n");
 }
 
 static bool
@@ -141,41 +78,57 @@ verify(const uint8_t *b, size_t n, uint64_t seed)
  * direction reads a source the CPU has not just dirtied.
  */
 static int
-echo(rmq_socket *s)
+echo(struct rmq_perf_side *side, void *arg)
 {
-	struct plan p;
-	uint8_t    *buf = NULL, *sbuf = NULL;
-	size_t      cap = 0;
-	uint64_t    i;
-	ssize_t     rc;
+	struct rmq_perf_plan p;
+	rmq_socket          *s   = side->s;
+	uint8_t             *buf = NULL, *sbuf = NULL;
+	size_t               cap = 0, need;
+	uint64_t             i;
+	ssize_t              rc;
+	int                  skip;
 
+	(void) arg;
 	for (;;) {
-		rc = rmq_recv(s, &p, sizeof(p), 0);
-		if (rc < 0)
-			return die("recv plan", rc);
-		if (rc != (ssize_t) sizeof(p) || p.magic != PLAN_MAGIC) {
-			fprintf(stderr, "rmq_pingpong: bad plan message\n");
-			return 1;
+		rc = rmq_perf_plan_recv(s, PLAN_MAGIC, &p);
+		if (rc < 0) {
+			rc = rmq_perf_die("recv plan", rc);
+			goto out;
 		}
-		rc = rmq_send(s, &p, sizeof(p), 0);
-		if (rc < 0)
-			return die("send ack", rc);
-		if ((p.cmd & 0xff) == CMD_DONE)
-			break;
-		if (p.size > cap) {
+		if ((p.cmd & 0xff) == RMQ_PERF_CMD_DONE) {
+			rc = rmq_perf_plan_ack(s, &p, NULL, &skip);
+			if (rc < 0)
+				rc = rmq_perf_die("send ack", rc);
+			goto out;
+		}
+		need = p.size > p.reply ? p.size : p.reply;
+		if (need < sizeof(p))
+			need = sizeof(p);
+		if (need > cap) {
 			free(buf);
 			free(sbuf);
-			cap  = p.size;
+			cap  = need;
 			buf  = malloc(cap);
 			sbuf = malloc(cap);
-			if (buf == NULL || sbuf == NULL)
-				return die("malloc", -ENOMEM);
+			if (buf == NULL || sbuf == NULL) {
+				rc = rmq_perf_die("malloc", -ENOMEM);
+				goto out;
+			}
 			memset(buf, 0, cap);
 		}
+		/* The ack is as long as a pong (p.reply): it probes the way
+		 * back. */
+		rc = rmq_perf_plan_ack(s, &p, sbuf, &skip);
+		if (rc < 0) {
+			rc = rmq_perf_die("send ack", rc);
+			goto out;
+		}
+		if (skip != 0)
+			continue;
 		for (i = 0; i < p.iters; i++) {
 			rc = rmq_recv(s, buf, p.size, 0);
 			if (rc < 0 || (size_t) rc != p.size) {
-				rc = die("recv", rc < 0 ? rc : -EPROTO);
+				rc = rmq_perf_die("recv", rc < 0 ? rc : -EPROTO);
 				goto out;
 			}
 			/* The pong carries the ping's bytes: every time when
@@ -184,12 +137,11 @@ echo(rmq_socket *s)
 				memcpy(sbuf, buf, p.size);
 			rc = rmq_send(s, sbuf, p.size, 0);
 			if (rc < 0) {
-				rc = die("send", rc);
+				rc = rmq_perf_die("send", rc);
 				goto out;
 			}
 		}
 	}
-	rc = 0;
 out:
 	free(buf);
 	free(sbuf);
@@ -197,78 +149,78 @@ out:
 }
 
 static int
-plan_send(rmq_socket *s, uint32_t cmd, uint64_t size, uint64_t iters)
+measure(struct rmq_perf_side *side, void *arg)
 {
-	struct plan p = {PLAN_MAGIC, cmd, size, iters}, a;
-	ssize_t     rc;
-
-	rc = rmq_send(s, &p, sizeof(p), 0);
-	if (rc >= 0)
-		rc = rmq_recv(s, &a, sizeof(a), 0);
-	if (rc >= 0 && (rc != (ssize_t) sizeof(a) || a.magic != PLAN_MAGIC))
-		rc = -EPROTO;
-	return rc < 0 ? (int) rc : 0;
-}
-
-static int
-main_path(const struct rmq_stats *a, const struct rmq_stats *b)
-{
-	uint64_t best = 0;
-	int      i, path = 0;
-
-	for (i = 0; i < RMQ_PATH_MAX; i++)
-		if (b->sent_msgs[i] - a->sent_msgs[i] > best) {
-			best = b->sent_msgs[i] - a->sent_msgs[i];
-			path = i;
-		}
-	return path;
-}
-
-static int
-measure(rmq_socket *s, const struct opts *o, const char *what)
-{
-	struct rmq_stats st0, st1;
-	uint8_t         *sb = NULL, *rb = NULL;
-	double          *lat = NULL, t0;
-	size_t           max = 0, size;
-	ssize_t          rc;
-	char             prov[64] = "";
-	size_t           plen     = sizeof(prov);
-	int              k, i, iters, warm, ret = 1;
+	const struct opts   *o = arg;
+	struct rmq_perf_plan p = {.magic  = PLAN_MAGIC,
+	                          .window = 1,
+	                          .path   = o->role.path};
+	struct rmq_stats     st0, st1;
+	rmq_socket          *s  = side->s;
+	uint8_t             *sb = NULL, *rb = NULL;
+	double              *lat = NULL, t0;
+	size_t               max = sizeof(p), size;
+	ssize_t              rc;
+	char                 prov[64] = "";
+	size_t               plen     = sizeof(prov);
+	const char          *forced   = rmq_perf_path_label(o->role.path);
+	int                  k, i, iters, warm, skip, ret = 1;
 
 	for (k = 0; k < o->nsizes; k++)
 		if (o->sizes[k] > max)
 			max = o->sizes[k];
-	sb = malloc(max ? max : 1);
-	rb = malloc(max ? max : 1);
+	sb = malloc(max);
+	rb = malloc(max);
 	if (sb == NULL || rb == NULL)
 		goto out;
 	rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &plen);
 	if (o->csv)
 		printf(PP_CSV_HEADER "\n");
 	else
-		printf("# rmq_pingpong %s: provider %s, pattern %s, %s\n"
+		printf("# rmq_pingpong %s: provider %s, pattern %s, %s, "
+		       "path %s\n"
 		       "# %10s %8s %10s %10s %10s %10s  %s\n",
-		       rmq_version(), prov, o->reqrep ? "req/rep" : "pair",
-		       what, "size", "iters", "p50_us", "p99_us", "avg_us",
-		       "MB/s", "path");
+		       rmq_version(), prov, o->role.reqrep ? "req/rep" : "pair",
+		       side->what,
+		       o->role.path == RMQ_PERF_PATH_UNSET ? "by size" : forced,
+		       "size", "iters", "p50_us", "p99_us", "avg_us", "MB/s",
+		       "path");
+	if (side->path_err != 0)
+		fprintf(stderr, "rmq_pingpong: --path %s: %s; every size "
+		        "skipped\n", forced, rmq_strerror(side->path_err));
 	fflush(stdout);
 	for (k = 0; k < o->nsizes; k++) {
 		size  = o->sizes[k];
 		iters = o->iters > 0 ? o->iters : size <= 65536 ? 10000 : 1000;
 		warm  = o->warmup >= 0 ? o->warmup
 		                      : (iters / 10 > 10 ? iters / 10 : 10);
+		skip  = side->path_err;
+		if (skip == 0) {
+			p.cmd   = RMQ_PERF_CMD_SIZE | (o->check ? CMD_CHECK : 0);
+			p.size  = size;
+			p.iters = (uint64_t) (iters + warm);
+			p.reply = size;
+			rc = rmq_perf_plan_send(s, &p, sb, size, &skip);
+			if (rc < 0) {
+				rmq_perf_die("plan", rc);
+				goto out;
+			}
+		}
+		if (skip != 0) {
+			if (side->path_err == 0)
+				fprintf(stderr, "rmq_pingpong: %zu B: path %s: "
+				        "%s; skipped\n", size, forced,
+				        rmq_strerror(skip));
+			pp_report_skip(o->csv, size, iters, forced);
+			fflush(stdout);
+			continue;
+		}
 		free(lat);
 		lat = malloc((size_t) iters * sizeof(*lat));
 		if (lat == NULL)
 			goto out;
+		/* After the plan: the probe wrote over the start of sb. */
 		pp_fill(sb, size, (uint64_t) k);
-		rc = plan_send(s, CMD_SIZE | (o->check ? CMD_CHECK : 0), size,
-		               (uint64_t) (iters + warm));
-		if (rc < 0) {
-			die("plan", rc);
-			goto out;
-		}
 		for (i = 0; i < warm + iters; i++) {
 			if (i == warm)
 				rmq_stats(s, &st0);
@@ -277,7 +229,7 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 			if (rc >= 0)
 				rc = rmq_recv(s, rb, size, 0);
 			if (rc < 0) {
-				die("ping", rc);
+				rmq_perf_die("ping", rc);
 				goto out;
 			}
 			if (i >= warm)
@@ -292,102 +244,20 @@ measure(rmq_socket *s, const struct opts *o, const char *what)
 		}
 		rmq_stats(s, &st1);
 		pp_report(o->csv, size, lat, iters,
-		          rmq_path_name(main_path(&st0, &st1)));
+		          rmq_path_name(rmq_perf_main_path(&st0, &st1)));
 		fflush(stdout);
 	}
-	rc  = plan_send(s, CMD_DONE, 0, 0);
-	ret = rc < 0 ? die("done", rc) : 0;
+	p.cmd   = RMQ_PERF_CMD_DONE;
+	p.size  = 0;
+	p.iters = 0;
+	p.reply = 0;
+	p.path  = RMQ_PERF_PATH_UNSET;
+	rc      = rmq_perf_plan_send(s, &p, sb, 0, &skip);
+	ret     = rc < 0 ? rmq_perf_die("done", rc) : 0;
 out:
 	free(sb);
 	free(rb);
 	free(lat);
-	return ret;
-}
-
-/* One side of the run.  endpoint_out: where a port-0 bind landed. */
-static int
-run(const struct opts *o, const char *endpoint, bool do_bind, bool measuring,
-    int notify_fd, const char *what)
-{
-	rmq_ctx    *ctx = NULL;
-	rmq_socket *s   = NULL;
-	char        ep[256];
-	size_t      len = sizeof(ep);
-	int         rc, ret = 1, type, linger = 5000, cto = 30000;
-
-	rc = rmq_ctx_new(&ctx, NULL);
-	if (rc != 0)
-		return die("rmq_ctx_new", rc);
-	type = o->reqrep ? (measuring ? RMQ_REQ : RMQ_REP) : RMQ_PAIR;
-	rc   = rmq_socket_open(ctx, type, &s);
-	if (rc != 0) {
-		die("rmq_socket_open", rc);
-		goto out;
-	}
-	rmq_setopt(s, RMQ_LINGER, &linger, sizeof(linger));
-	if (o->rndv != 0 &&
-	    (rc = rmq_setopt(s, RMQ_RNDV_PATH, &o->rndv, sizeof(o->rndv))) != 0) {
-		die("--rndv", rc);
-		goto out;
-	}
-	rmq_setopt(s, RMQ_CONNECT_TIMEOUT, &cto, sizeof(cto));
-	rc = do_bind ? rmq_bind(s, endpoint) : rmq_connect(s, endpoint);
-	if (rc != 0) {
-		die(do_bind ? "bind" : "connect", rc);
-		goto out;
-	}
-	if (do_bind && notify_fd >= 0) {
-		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
-		if (write(notify_fd, ep, len) != (ssize_t) len)
-			goto out;
-		close(notify_fd);
-	} else if (do_bind && !o->csv && measuring) {
-		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
-		fprintf(stderr, "rmq_pingpong: listening on %s\n", ep);
-	}
-	ret = measuring ? measure(s, o, what) : echo(s);
-out:
-	if (s != NULL)
-		rmq_close(s);
-	rmq_ctx_destroy(ctx);
-	return ret;
-}
-
-static int
-run_local(const struct opts *o)
-{
-	char  ep[256] = "", addr[128], what[64];
-	int   pfd[2], status = 0, ret;
-	pid_t pid;
-
-	if (pipe(pfd) != 0)
-		return die("pipe", -errno);
-	snprintf(addr, sizeof(addr), "%s://127.0.0.1:0", o->prov);
-	pid = fork();
-	if (pid < 0)
-		return die("fork", -errno);
-	if (pid == 0) {
-		close(pfd[0]);
-		pin(o->cpus[1]);
-		_exit(run(o, addr, true, false, pfd[1], ""));
-	}
-	close(pfd[1]);
-	pin(o->cpus[0]);
-	if (read(pfd[0], ep, sizeof(ep) - 1) <= 0) {
-		close(pfd[0]);
-		waitpid(pid, &status, 0);
-		fprintf(stderr, "rmq_pingpong: echo side failed to bind\n");
-		return 1;
-	}
-	close(pfd[0]);
-	snprintf(what, sizeof(what), "local, cpus %d,%d", o->cpus[0],
-	         o->cpus[1]);
-	ret = run(o, ep, false, true, -1, what);
-	if (ret != 0)
-		kill(pid, SIGTERM);
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		ret = 1;
 	return ret;
 }
 
@@ -403,19 +273,25 @@ main(int argc, char **argv)
 	    {"reqrep", no_argument, NULL, 'r'},
 	    {"check", no_argument, NULL, 'k'},
 	    {"rndv", required_argument, NULL, 'R'},
+	    {"path", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct opts o = {.prov = "shm", .host = "127.0.0.1", .port = -1,
-	                 .iters = 0, .warmup = -1, .cpus = {0, 1}};
-	char        ep[256], what[64];
-	int         c, rank, size;
+	struct opts o = {.role   = {.prov = "shm",
+	                            .host = "127.0.0.1",
+	                            .port = -1,
+	                            .path = RMQ_PERF_PATH_UNSET,
+	                            .cpus = {0, 1}},
+	                 .iters  = 0,
+	                 .warmup = -1};
+	int         c, rc;
 
+	rmq_perf_prog = "rmq_pingpong";
 	pp_parse_sizes("all", o.sizes, &o.nsizes);
 	while ((c = getopt_long(argc, argv, "p:S:I:W:B:P:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			o.prov = optarg;
+			o.role.prov = optarg;
 			break;
 		case 'S':
 			if (pp_parse_sizes(optarg, o.sizes, &o.nsizes) != 0) {
@@ -431,41 +307,46 @@ main(int argc, char **argv)
 			o.warmup = atoi(optarg);
 			break;
 		case 'B':
-			o.host = optarg;
+			o.role.host = optarg;
 			break;
 		case 'P':
-			o.port = atoi(optarg);
+			o.role.port = atoi(optarg);
 			break;
 		case 's':
-			o.server = true;
+			o.role.server = true;
 			break;
 		case 'c':
-			o.connect = optarg;
+			o.role.connect = optarg;
 			break;
 		case 'l':
-			o.local = true;
+			o.role.local = true;
 			break;
 		case 'v':
-			o.csv = true;
+			o.csv = o.role.quiet = true;
 			break;
 		case 'r':
-			o.reqrep = true;
+			o.role.reqrep = true;
 			break;
 		case 'k':
 			o.check = true;
 			break;
 		case 'R':
-			if (strcmp(optarg, "read") == 0)
-				o.rndv = RMQ_PATH_RNDV_READ;
-			else if (strcmp(optarg, "send") == 0)
-				o.rndv = RMQ_PATH_RNDV_SEND;
-			else {
+			if (rmq_perf_parse_rndv(optarg, &o.role.rndv) != 0) {
+				usage(stderr);
+				return 2;
+			}
+			break;
+		case 'A':
+			if (rmq_perf_parse_path(optarg, &o.role.path) != 0) {
+				fprintf(stderr, "rmq_pingpong: bad --path %s\n",
+				        optarg);
 				usage(stderr);
 				return 2;
 			}
 			break;
 		case 'u':
-			if (sscanf(optarg, "%d,%d", &o.cpus[0], &o.cpus[1]) != 2) {
+			if (sscanf(optarg, "%d,%d", &o.role.cpus[0],
+			           &o.role.cpus[1]) != 2) {
 				usage(stderr);
 				return 2;
 			}
@@ -478,29 +359,8 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (o.local)
-		return run_local(&o);
-	if (o.server) {
-		snprintf(ep, sizeof(ep), "%s://%s:%d", o.prov, o.host,
-		         o.port < 0 ? 25555 : o.port);
-		return run(&o, ep, true, false, -1, "");
-	}
-	if (o.connect != NULL) {
-		snprintf(ep, sizeof(ep), "%s://%s", o.prov, o.connect);
-		return run(&o, ep, false, true, -1, "standalone");
-	}
-	mpi_rank(&rank, &size);
-	if (rank < 0) {
+	rc = rmq_perf_run(&o.role, measure, echo, &o);
+	if (rc == 2)
 		usage(stderr);
-		return 2;
-	}
-	if (size != 2) {
-		fprintf(stderr, "rmq_pingpong: run with exactly 2 ranks (%d)\n",
-		        size);
-		return 2;
-	}
-	snprintf(ep, sizeof(ep), "%s://%s:%d", o.prov, o.host,
-	         o.port < 0 ? job_port() : o.port);
-	snprintf(what, sizeof(what), "mpirun, 2 ranks");
-	return run(&o, ep, rank == 0, rank == 0, -1, what);
+	return rc;
 }

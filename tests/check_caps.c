@@ -22,6 +22,28 @@
  *                and prov/efa/src/rdm/efa_rdm_cq.h (1.18 and later)
  *   fi_info      fi_getinfo(FI_VERSION(1, 17)) with rmq_caps_hints() on this
  *                machine, libfabric 1.17.0 (same as `fi_info -p X -v`)
+ *   fi_verbs.7   fi_verbs(7) of libfabric 1.17.0 as installed here
+ *                (/usr/share/man/man7/fi_verbs.7.gz): "Modes" (FI_MR_LOCAL,
+ *                FI_RX_CQ_DATA for MSG endpoints), "Progress" (AUTO), "Msg
+ *                Ordering", "Unsupported features specific to MSG
+ *                endpoints" (FI_TAGGED), FI_VERBS_INLINE_SIZE (default 64)
+ *   vrb_alter    prov/verbs/src/verbs_info.c vrb_alter_info(): FI_RX_CQ_DATA
+ *                goes into info->mode when the hints' mode offers it (else
+ *                cq_data_size becomes 0); for FI_EP_MSG inject_size =
+ *                MIN(the QP's max_inline_data, FI_VERBS_INLINE_SIZE) unless
+ *                the hints ask for an inject_size; vrb_alloc_info(): iWARP
+ *                reports cq_data_size 0; VERBS_MSG_CAPS (no FI_TAGGED, no
+ *                FI_MULTI_RECV); VERBS_MSG_ORDER (the RAR, RAW and WAW bits
+ *                as OFI_ORDER_*_SET, i.e. with their RMA_ and ATOMIC_ twins)
+ *   rxm_core     prov/rxm/src/rxm_init.c rxm_info_to_core() (our tx
+ *                msg_order goes down to the core as asked) and
+ *                rxm_info_to_rxm() (tx msg_order = the core's, unchanged)
+ *   fi_efa.7     fi_efa(7) of libfabric 1.17.0 as installed here: "Endpoint
+ *                types" (SRD unordered, send-after-send only on RDM)
+ *   live-rw      fi_getinfo() here (1.17.0) with today's rmq_caps_hints_level()
+ *                at levels 0 and 1, which ask FI_WRITE|FI_REMOTE_WRITE too:
+ *                shm, tcp;ofi_rxm and sockets grant both (the GRANTED rows
+ *                below were read back before the hints asked for writes)
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,6 +93,7 @@ struct rec {
 	uint64_t               msg_order;
 	size_t                 max_msg_size;
 	const char            *prov_name;
+	enum fi_ep_type        ep_type; /* FI_EP_UNSPEC (0): FI_EP_RDM */
 };
 
 /* What librmq must derive from it. */
@@ -312,6 +335,97 @@ static const struct {
 
 #define NROWS (sizeof rows / sizeof rows[0])
 
+/* What today's hints get granted: writes too (live-rw). */
+#define GRANTED_RW (GRANTED | FI_WRITE | FI_REMOTE_WRITE)
+
+/* verbs RC ordering as VERBS_MSG_ORDER spells it (vrb_alter): the bits
+ * fi_verbs.7 "Msg Ordering" lists, RAR/RAW/WAW with their RMA_ and ATOMIC_
+ * twins.  The same set tcp;ofi_rxm reports here (RXM_TCP_ORDER). */
+#define VERBS_RC_ORDER                                                       \
+	(VERBS_ORDER | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |                  \
+	    FI_ORDER_RMA_WAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |    \
+	    FI_ORDER_ATOMIC_WAW)
+
+/*
+ * verbs;ofi_rxm (RDM over verbs RC) as today's hints get it: rec_verbs
+ * with FI_WRITE|FI_REMOTE_WRITE granted and the ordering rxm passes up.
+ */
+static const struct rec rec_verbs_rxm = {
+	.what = "verbs;ofi_rxm (writes)",
+	.row  = &rmq_prov_verbs,
+	/* rxm_attr.c RXM_TX_CAPS|RXM_RX_CAPS cut to what we ask: the same
+	 * primary caps tcp;ofi_rxm grants here for these hints (live-rw) */
+	.caps = GRANTED_RW,
+	.mode = 0, /* as rec_verbs: rxm_init.c drops the core's FI_RX_CQ_DATA */
+	.mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+	           FI_MR_PROV_KEY, /* as rec_verbs */
+	.cq_data_size  = 4,         /* as rec_verbs: MIN(core 4, rxm 8) */
+	.mr_key_size   = 4,         /* as rec_verbs */
+	.data_progress = FI_PROGRESS_MANUAL, /* as rec_verbs */
+	.inject_size   = 16384,     /* as rec_verbs */
+	/* rxm_core: our level-0 order (SAS|WAW|WAS|SAW) goes down to verbs,
+	 * which has all of it, and verbs' own tx msg_order comes back up */
+	.msg_order    = VERBS_RC_ORDER,
+	.max_msg_size = 1 * GiB, /* as rec_verbs */
+	.prov_name    = "verbs;ofi_rxm",
+};
+
+/*
+ * verbs FI_EP_MSG (RC, no rxm), libfabric 1.17, for hints that ask for
+ * no FI_TAGGED and no FI_MULTI_RECV (with them verbs answers nothing:
+ * vrb_check_hints() refuses caps it lacks).  librmq does not open MSG
+ * endpoints yet; this is what it would get.
+ */
+static const struct rec rec_verbs_msg = {
+	.what = "verbs MSG (RC)",
+	.row  = &rmq_prov_verbs,
+	/* vrb_alter VERBS_MSG_CAPS cut to the primary caps asked for;
+	 * fi_verbs.7: FI_TAGGED unsupported on MSG endpoints; FI_MULTI_RECV
+	 * is not in VERBS_MSG_CAPS */
+	.caps = FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_READ | FI_WRITE |
+	        FI_REMOTE_READ | FI_REMOTE_WRITE,
+	/* vrb_alter: our hints' mode offers FI_RX_CQ_DATA, so verbs keeps it
+	 * (VERBS_RX_MODE) and reports it in info->mode; fi_verbs.7 "Modes" */
+	.mode = FI_RX_CQ_DATA,
+	/* vrb_alter: verbs_domain_attr OFI_MR_BASIC_MAP | FI_MR_LOCAL, BASIC
+	 * dropped by ofi_alter_info for API >= 1.5; fi_verbs.7 "Modes" */
+	.mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+	           FI_MR_PROV_KEY,
+	/* vrb_alter: sizeof ibv_send_wr.imm_data, kept because FI_RX_CQ_DATA
+	 * is offered (0 on iWARP, see test_path_cq_data_zero) */
+	.cq_data_size = 4,
+	.mr_key_size  = 4, /* verbs_domain_attr: sizeof ibv_sge.lkey */
+	/* verbs_domain_attr; fi_verbs.7 "Progress": FI_PROGRESS_AUTO */
+	.data_progress = FI_PROGRESS_AUTO,
+	/* vrb_alter: the smaller of the QP's max_inline_data and
+	 * FI_VERBS_INLINE_SIZE (default 64, fi_verbs.7): 64 unless the
+	 * device inlines less */
+	.inject_size = 64,
+	.msg_order   = VERBS_RC_ORDER, /* vrb_alter VERBS_MSG_ORDER */
+	/* as rec_verbs: ibv_port_attr.max_msg_sz, 2^30 on RC (mlx5) */
+	.max_msg_size = 1 * GiB,
+	.prov_name    = "verbs",
+	.ep_type      = FI_EP_MSG,
+};
+
+/* Every accepted record, for the checks that run over all of them. */
+static const struct rec *const all_recs[] = {
+	&rec_verbs, &rec_verbs_rxm, &rec_efa_117, &rec_efa_118,
+	&rec_shm, &rec_tcp, &rec_sockets,
+};
+
+#define NALL (sizeof all_recs / sizeof all_recs[0])
+
+/* r as today's hints get it: FI_WRITE|FI_REMOTE_WRITE granted too. */
+static struct rec
+with_write(const struct rec *r)
+{
+	struct rec w = *r;
+
+	w.caps |= FI_WRITE | FI_REMOTE_WRITE;
+	return w;
+}
+
 /* A struct fi_info holding r's values; free with fi_freeinfo(). */
 static struct fi_info *
 info_make(const struct rec *r)
@@ -321,7 +435,9 @@ info_make(const struct rec *r)
 	ck_assert_ptr_nonnull(info);
 	info->caps                        = r->caps;
 	info->mode                        = r->mode;
-	info->ep_attr->type               = FI_EP_RDM;
+	info->ep_attr->type               = r->ep_type != FI_EP_UNSPEC
+	                                        ? r->ep_type
+	                                        : FI_EP_RDM;
 	info->ep_attr->max_msg_size       = r->max_msg_size;
 	info->tx_attr->inject_size        = r->inject_size;
 	info->tx_attr->msg_order          = r->msg_order;
@@ -1027,6 +1143,703 @@ START_TEST(test_path_no_rma_tagged_rndv_send)
 }
 END_TEST
 
+/* ---- verbs: MSG (RC) endpoints and verbs;ofi_rxm ---- */
+
+/*
+ * librmq needs FI_MULTI_RECV (eager slabs) and verbs MSG endpoints have
+ * none: refused with -RMQ_ENOTSUP, the rest still filled in for the log.
+ */
+START_TEST(test_caps_verbs_msg_refused)
+{
+	struct rmq_caps c;
+	const char     *why = NULL;
+
+	ck_assert_int_eq(caps_of(&c, &rec_verbs_msg, NULL), -RMQ_ENOTSUP);
+	ck_assert(!c.multi_recv);
+	ck_assert(!c.tagged);
+	ck_assert(c.rx_cq_data); /* FI_RX_CQ_DATA in mode */
+	ck_assert(c.mr_local);
+	ck_assert(c.rma_read);
+	ck_assert(c.rma_write);
+	ck_assert(c.rma_native);
+	ck_assert(c.ordered);
+	ck_assert_uint_eq(c.cq_data_size, 4);
+	ck_assert_int_eq(c.data_progress, FI_PROGRESS_AUTO);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+	ck_assert(!rmq_path_can(&c, RMQ_PATH_RNDV_SEND, &why));
+	ck_assert_ptr_nonnull(why);
+	/* strict or not, with or without a config: the same answer */
+	{
+		struct rmq_config cfg;
+
+		rmq_config_defaults(&cfg);
+		ck_assert_int_eq(caps_of(&c, &rec_verbs_msg, &cfg),
+		    -RMQ_ENOTSUP);
+		cfg.strict = 1;
+		ck_assert_int_eq(caps_of(&c, &rec_verbs_msg, &cfg),
+		    -RMQ_ENOTSUP);
+	}
+}
+END_TEST
+
+/* FI_MULTI_RECV is the only thing missing: with it the record passes. */
+START_TEST(test_caps_verbs_msg_only_multi_recv_missing)
+{
+	struct rec            r = rec_verbs_msg;
+	struct rmq_path_table t;
+	struct rmq_caps       c;
+
+	r.caps |= FI_MULTI_RECV;
+	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+	ck_assert(c.inject);
+	ck_assert_uint_eq(c.inject_max, 64 - RMQ_HDR_SIZE);
+	ck_assert_uint_eq(c.eager_max, 16384);
+	ck_assert_uint_eq(c.rma_chunk, 1 * GiB);
+	rmq_path_table_init(&t, &c, NULL, -1);
+	ck_assert(t.ring);
+	check_path(&t, 64 - RMQ_HDR_SIZE, RMQ_PATH_INJECT, r.what);
+	check_path(&t, 64 - RMQ_HDR_SIZE + 1, RMQ_PATH_EAGER, r.what);
+	check_path(&t, 16385, RMQ_PATH_RNDV_READ, r.what);
+}
+END_TEST
+
+START_TEST(test_caps_verbs_rxm_ordered)
+{
+	struct rmq_caps c;
+	const char     *why = "unset";
+
+	caps_ok(&c, &rec_verbs_rxm);
+	ck_assert(c.ordered);
+	ck_assert(c.rma_read);
+	ck_assert(c.rma_write);
+	ck_assert(c.rma_native);
+	ck_assert(c.multi_recv);
+	ck_assert(c.tagged);
+	ck_assert(!c.rx_cq_data);
+	ck_assert_uint_eq(c.cq_data_size, 4);
+	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+	ck_assert_uint_eq(c.ring_max, 16384);
+	ck_assert(rmq_path_can(&c, RMQ_PATH_RING, &why));
+	ck_assert_ptr_null(why);
+	ck_assert(rmq_path_can(&c, RMQ_PATH_RNDV_WRITE, NULL));
+	/* rec_verbs (no FI_WRITE granted) cannot have the ring at all */
+	caps_ok(&c, &rec_verbs);
+	ck_assert(c.ordered);
+	ck_assert(!c.rma_write);
+	ck_assert(!rmq_path_can(&c, RMQ_PATH_RING, &why));
+	ck_assert_ptr_nonnull(why);
+}
+END_TEST
+
+/*
+ * inject -> eager -> ring -> rndv_read.  The row's ring_max equals its
+ * eager_max (16 KiB), so with the row alone the ring's window is empty;
+ * a lower eager_max or a higher ring_max opens it.
+ */
+START_TEST(test_path_verbs_rxm_table)
+{
+	const size_t          im = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
+	const char           *w  = rec_verbs_rxm.what;
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+
+	caps_ok(&c, &rec_verbs_rxm);
+	rmq_path_table_init(&t, &c, NULL, -1);
+	ck_assert(t.ring_ok);
+	ck_assert(t.ring);
+	ck_assert_uint_eq(t.inject_max, im);
+	ck_assert_uint_eq(t.eager_max, 16384);
+	ck_assert_uint_eq(t.ring_max, 16384);
+	check_path(&t, 0, RMQ_PATH_INJECT, w);
+	check_path(&t, im, RMQ_PATH_INJECT, w);
+	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
+	check_path(&t, 16384, RMQ_PATH_EAGER, w);
+	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
+
+	/* eager up to 8 KiB: the row's ring_max gives the ring 8K..16K */
+	rmq_config_defaults(&cfg);
+	cfg.eager_max = 8192;
+	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
+	rmq_path_table_init(&t, &c, &cfg, -1);
+	check_path(&t, im, RMQ_PATH_INJECT, w);
+	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
+	check_path(&t, 8192, RMQ_PATH_EAGER, w);
+	check_path(&t, 8193, RMQ_PATH_RING, w);
+	check_path(&t, 16384, RMQ_PATH_RING, w);
+	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
+	check_path(&t, 1 * GiB, RMQ_PATH_RNDV_READ, w);
+
+	/* ring_max 32 KiB from the file: 16K..32K by ring */
+	rmq_config_defaults(&cfg);
+	cfg.ring_max = 32 * KiB;
+	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
+	rmq_path_table_init(&t, &c, &cfg, -1);
+	check_path(&t, 16384, RMQ_PATH_EAGER, w);
+	check_path(&t, 16385, RMQ_PATH_RING, w);
+	check_path(&t, 32 * KiB, RMQ_PATH_RING, w);
+	check_path(&t, 32 * KiB + 1, RMQ_PATH_RNDV_READ, w);
+
+	/* never beyond what one ring message holds (a quarter ring) */
+	cfg.ring_max = 64 * MiB;
+	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
+	rmq_path_table_init(&t, &c, &cfg, -1);
+	ck_assert_uint_eq(t.ring_max, t.ring_cap);
+	ck_assert_uint_eq(t.ring_cap,
+	    (size_t) cfg.ring_slots / 4 * cfg.ring_slot_size - RMQ_HDR_SIZE);
+	check_path(&t, t.ring_cap, RMQ_PATH_RING, w);
+	check_path(&t, t.ring_cap + 1, RMQ_PATH_RNDV_READ, w);
+
+	/* ring.slots 0: no ring, by size or forced */
+	cfg.ring_slots = 0;
+	rmq_path_table_init(&t, &c, &cfg, -1);
+	ck_assert(!t.ring_ok);
+	ck_assert(!t.ring);
+	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
+}
+END_TEST
+
+/* Any one of WAW, WAS, SAW missing: no ring by size (forced still can). */
+START_TEST(test_path_verbs_rxm_unordered_no_ring)
+{
+	static const uint64_t drop[] = { FI_ORDER_WAW, FI_ORDER_WAS,
+		                         FI_ORDER_SAW };
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r;
+	size_t                i;
+
+	rmq_config_defaults(&cfg);
+	cfg.eager_max = 8192;
+	for (i = 0; i < sizeof drop / sizeof drop[0]; i++) {
+		r = rec_verbs_rxm;
+		r.msg_order &= ~drop[i];
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+		ck_assert(!c.ordered);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert(t.ring_ok);
+		ck_assert(!t.ring);
+		check_path(&t, 8192, RMQ_PATH_EAGER, "unordered");
+		check_path(&t, 8193, RMQ_PATH_RNDV_READ, "unordered");
+		check_path(&t, 16384, RMQ_PATH_RNDV_READ, "unordered");
+	}
+}
+END_TEST
+
+/*
+ * ---- efa: 1.17 (cq_data_size 8) and >= 1.18 (4) ----
+ *
+ * fi_efa.7: SRD is unordered; the RDM endpoint restores send-after-send
+ * order only, so writes are not ordered with sends (EFA_ORDER has no WAW,
+ * WAS, SAW) and the ring can only be forced.
+ */
+
+static const struct rec *const efa_recs[] = { &rec_efa_117, &rec_efa_118 };
+
+#define NEFA (sizeof efa_recs / sizeof efa_recs[0])
+
+/* FI_READ granted: rndv_read, with writes granted or not. */
+START_TEST(test_path_efa_rndv_read)
+{
+	struct rmq_path_table t;
+	struct rmq_caps       c;
+	struct rec            r;
+	size_t                i, wr;
+
+	for (i = 0; i < NEFA; i++) {
+		for (wr = 0; wr < 2; wr++) {
+			r = wr ? with_write(efa_recs[i]) : *efa_recs[i];
+			ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+			ck_assert(c.rma_read);
+			ck_assert(c.rma_native);
+			ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+			rmq_path_table_init(&t, &c, NULL, -1);
+			ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
+			ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_ROW);
+			check_path(&t, 8193, RMQ_PATH_RNDV_READ, r.what);
+			check_path(&t, 4 * GiB, RMQ_PATH_RNDV_READ, r.what);
+		}
+	}
+}
+END_TEST
+
+/*
+ * efa does not order writes with sends: however large ring_max is, no
+ * size goes by ring, though the ring itself is possible (forced).
+ */
+START_TEST(test_path_efa_ring_never_by_size)
+{
+	static const size_t sizes[] = { 0, 32, 33, 8192, 8193, 16 * KiB,
+		                        60 * KiB, 256 * KiB, 1 * MiB };
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r;
+	size_t                i, k;
+
+	rmq_config_defaults(&cfg);
+	cfg.ring_slots     = 65536;
+	cfg.ring_slot_size = 64 * KiB;
+	cfg.ring_max       = 64 * MiB;
+	cfg.pat[RMQ_CFG_PAT_PAIR].ring_max = 64 * MiB;
+	for (i = 0; i < NEFA; i++) {
+		r = with_write(efa_recs[i]);
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+		ck_assert(!c.ordered);
+		ck_assert(rmq_path_can(&c, RMQ_PATH_RING, NULL));
+		rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+		ck_assert(t.ring_ok);
+		ck_assert(!t.ring);
+		ck_assert_uint_gt(t.ring_max, 1 * MiB);
+		for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+			ck_assert_int_ne(rmq_path_select(&t, sizes[k]),
+			    RMQ_PATH_RING);
+		/* and with the row's values alone */
+		ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
+		rmq_path_table_init(&t, &c, NULL, -1);
+		ck_assert(!t.ring);
+		for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+			ck_assert_int_ne(rmq_path_select(&t, sizes[k]),
+			    RMQ_PATH_RING);
+	}
+}
+END_TEST
+
+/* Forced, the ring needs from the provider writes and 4 bytes of CQ data,
+ * no ordering. */
+START_TEST(test_path_efa_forced_ring_needs_cq_data)
+{
+	static const size_t cqd[] = { 0, 1, 2, 3, 4, 8 };
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r;
+	const char           *why;
+	size_t                i, k;
+	bool                  can;
+
+	rmq_config_defaults(&cfg);
+	cfg.force = RMQ_PATH_RING;
+	for (i = 0; i < NEFA; i++) {
+		for (k = 0; k < sizeof cqd / sizeof cqd[0]; k++) {
+			r              = with_write(efa_recs[i]);
+			r.cq_data_size = cqd[k];
+			ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+			why = "unset";
+			can = rmq_path_can(&c, RMQ_PATH_RING, &why);
+			ck_assert_msg(can == (cqd[k] >= 4),
+			    "%s cq_data_size %zu: ring %d", r.what, cqd[k],
+			    (int) can);
+			if (can)
+				ck_assert_ptr_null(why);
+			else
+				ck_assert_ptr_nonnull(why);
+			rmq_path_table_init(&t, &c, &cfg, -1);
+			ck_assert(t.ring_ok == can);
+			ck_assert(!t.ring); /* unordered either way */
+			check_path(&t, 0, RMQ_PATH_RING, r.what);
+			check_path(&t, 1 * MiB, RMQ_PATH_RING, r.what);
+		}
+		/* no FI_WRITE granted: never, whatever the CQ data */
+		ck_assert_int_eq(caps_of(&c, efa_recs[i], &cfg), 0);
+		why = NULL;
+		ck_assert(!rmq_path_can(&c, RMQ_PATH_RING, &why));
+		ck_assert_ptr_nonnull(why);
+	}
+}
+END_TEST
+
+/*
+ * No remote CQ data at all (cq_data_size 0; verbs on iWARP reports that,
+ * vrb_alter): ring and rndv_write impossible, each with a reason; the
+ * rendezvous stays rndv_read; rndv_write asked for falls back.
+ */
+START_TEST(test_path_cq_data_zero)
+{
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r[NEFA + 1];
+	const char           *why;
+	size_t                i;
+
+	for (i = 0; i < NEFA; i++)
+		r[i] = with_write(efa_recs[i]);
+	r[NEFA]      = rec_verbs_rxm; /* over iWARP: MIN(core 0, rxm 8) */
+	r[NEFA].what = "verbs;ofi_rxm on iWARP";
+	rmq_config_defaults(&cfg);
+	for (i = 0; i < NEFA + 1; i++) {
+		r[i].cq_data_size = 0;
+		ck_assert_int_eq(caps_of(&c, &r[i], NULL), 0);
+		ck_assert(c.rma_write);
+		why = NULL;
+		ck_assert(!rmq_path_can(&c, RMQ_PATH_RING, &why));
+		ck_assert_ptr_nonnull(why);
+		ck_assert_uint_gt(strlen(why), 0);
+		why = NULL;
+		ck_assert(!rmq_path_can(&c, RMQ_PATH_RNDV_WRITE, &why));
+		ck_assert_ptr_nonnull(why);
+		ck_assert_uint_gt(strlen(why), 0);
+		ck_assert(rmq_path_can(&c, RMQ_PATH_RNDV_READ, NULL));
+		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+		rmq_path_table_init(&t, &c, NULL, -1);
+		ck_assert(!t.ring_ok);
+		ck_assert(!t.ring);
+		check_path(&t, c.eager_max + 1, RMQ_PATH_RNDV_READ, r[i].what);
+
+		/* rndv_write from the file: impossible, the next best */
+		cfg.rndv = RMQ_PATH_RNDV_WRITE;
+		cfg.src[rmq_config_key_index("thresholds.rndv")] =
+		    RMQ_CFG_SRC_FILE;
+		ck_assert_int_eq(caps_of(&c, &r[i], &cfg), 0);
+		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
+
+		/* and no read either: rndv_send (tagged) */
+		r[i].caps &= ~FI_READ;
+		ck_assert_int_eq(caps_of(&c, &r[i], &cfg), 0);
+		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
+		cfg.rndv = -1;
+	}
+}
+END_TEST
+
+/* ---- strict mode ---- */
+
+/* The verbs/efa rules on every recorded provider, writes granted or not. */
+START_TEST(test_caps_strict_all_rows)
+{
+	struct rmq_config cfg;
+	struct rmq_caps   c, loose;
+	struct rec        r;
+	size_t            i, wr;
+
+	rmq_config_defaults(&cfg);
+	cfg.strict = 1;
+	for (i = 0; i < NALL; i++) {
+		for (wr = 0; wr < 2; wr++) {
+			r = wr ? with_write(all_recs[i]) : *all_recs[i];
+			caps_ok(&loose, &r);
+			ck_assert(!loose.strict);
+			ck_assert_msg(caps_of(&c, &r, &cfg) == 0,
+			    "%s rejected in strict mode", r.what);
+			ck_assert(c.strict);
+			ck_assert_msg(c.mr_local, "%s: mr_local", r.what);
+			/* Keys: strict keeps the provider's choice (we always
+			 * ship fi_mr_key(), never the key we asked for). */
+			ck_assert_msg(c.mr_prov_key == loose.mr_prov_key,
+			    "%s: mr_prov_key", r.what);
+			ck_assert_msg(c.rx_cq_data, "%s: rx_cq_data", r.what);
+			ck_assert_msg(c.need_context, "%s: need_context",
+			    r.what);
+			ck_assert_msg(!c.wait_fd, "%s: wait_fd", r.what);
+			ck_assert_uint_le(c.cq_data_size, 4);
+			ck_assert_uint_eq(c.cq_data_size,
+			    r.cq_data_size < 4 ? r.cq_data_size : 4);
+			ck_assert_uint_le(c.rma_chunk, RMQ_STRICT_RMA_CHUNK);
+			ck_assert_uint_eq(c.rma_chunk,
+			    loose.rma_chunk < RMQ_STRICT_RMA_CHUNK
+			        ? loose.rma_chunk
+			        : RMQ_STRICT_RMA_CHUNK);
+			/* what strict mode does not touch */
+			ck_assert(c.inject == loose.inject);
+			ck_assert(c.ordered == loose.ordered);
+			ck_assert(c.rma_read == loose.rma_read);
+			ck_assert(c.rma_write == loose.rma_write);
+			ck_assert(c.rma_native == loose.rma_native);
+			ck_assert(c.tagged == loose.tagged);
+			ck_assert(c.multi_recv == loose.multi_recv);
+			ck_assert(c.mr_virt_addr == loose.mr_virt_addr);
+			ck_assert_uint_eq(c.inject_max, loose.inject_max);
+			ck_assert_uint_eq(c.eager_max, loose.eager_max);
+			ck_assert_uint_eq(c.ring_max, loose.ring_max);
+			ck_assert_int_eq(c.rndv_path, loose.rndv_path);
+			ck_assert_uint_eq(c.mr_key_size, loose.mr_key_size);
+		}
+	}
+}
+END_TEST
+
+static void
+check_same_table(const struct rmq_path_table *a,
+    const struct rmq_path_table *b, const char *what)
+{
+	size_t i;
+
+	ck_assert_msg(a->inject == b->inject, "%s: inject", what);
+	ck_assert_msg(a->ring_ok == b->ring_ok, "%s: ring_ok", what);
+	ck_assert_msg(a->ring == b->ring, "%s: ring", what);
+	ck_assert_msg(a->inject_max == b->inject_max, "%s: inject_max", what);
+	ck_assert_msg(a->eager_max == b->eager_max, "%s: eager_max", what);
+	ck_assert_msg(a->ring_max == b->ring_max, "%s: ring_max", what);
+	ck_assert_msg(a->ring_cap == b->ring_cap, "%s: ring_cap", what);
+	ck_assert_msg(a->rndv_path == b->rndv_path, "%s: rndv_path", what);
+	ck_assert_msg(a->force == b->force, "%s: force", what);
+	for (i = 0; i < RMQ_TH_COUNT; i++)
+		ck_assert_msg(a->src[i] == b->src[i], "%s: src[%zu]", what, i);
+}
+
+/* Strict mode changes how buffers and completions are handled, never
+ * which path a size takes. */
+START_TEST(test_path_strict_table_unchanged)
+{
+	static const size_t sizes[] = { 0, 1, 33, 48, 239, 4080, 4081, 8193,
+		                        16385, 65536, 1 * MiB, 1 * GiB };
+	struct rmq_path_table a, b;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r;
+	size_t                i, wr, k;
+	int                   pat;
+
+	rmq_config_defaults(&cfg);
+	cfg.eager_max = 2048; /* opens verbs' ring window */
+	for (i = 0; i < NALL; i++) {
+		for (wr = 0; wr < 2; wr++) {
+			r = wr ? with_write(all_recs[i]) : *all_recs[i];
+			for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
+				cfg.strict = 0;
+				ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+				rmq_path_table_init(&a, &c, &cfg, pat);
+				cfg.strict = 1;
+				ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+				rmq_path_table_init(&b, &c, &cfg, pat);
+				check_same_table(&a, &b, r.what);
+				for (k = 0; k < sizeof sizes / sizeof sizes[0];
+				     k++)
+					ck_assert_int_eq(
+					    rmq_path_select(&a, sizes[k]),
+					    rmq_path_select(&b, sizes[k]));
+			}
+		}
+	}
+}
+END_TEST
+
+/* ---- tables from the config ---- */
+
+/* thresholds.path: seg for every size, on every provider. */
+START_TEST(test_path_force_seg_every_size)
+{
+	static const size_t sizes[] = { 0, 1, 32, 4080, 8192, 16384, 65536,
+		                        1 * MiB, 64 * MiB, SIZE_MAX };
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	size_t                i, k;
+	int                   pat;
+
+	rmq_config_defaults(&cfg);
+	cfg.force = RMQ_PATH_SEG;
+	cfg.src[rmq_config_key_index("thresholds.path")] = RMQ_CFG_SRC_FILE;
+	for (i = 0; i < NALL; i++) {
+		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
+		ck_assert(rmq_path_can(&c, RMQ_PATH_SEG, NULL));
+		for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
+			rmq_path_table_init(&t, &c, &cfg, pat);
+			ck_assert_int_eq(t.force, RMQ_PATH_SEG);
+			ck_assert_int_eq(t.src[RMQ_TH_FORCE], RMQ_SRC_FILE);
+			for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+				check_path(&t, sizes[k], RMQ_PATH_SEG,
+				    all_recs[i]->what);
+		}
+	}
+	/* the pattern's own path wins over the global one, for it only */
+	cfg.pat[RMQ_CFG_PAT_REQREP].force = RMQ_PATH_EAGER;
+	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	check_path(&t, 1 * MiB, RMQ_PATH_EAGER, "reqrep");
+	ck_assert_int_eq(t.src[RMQ_TH_FORCE], RMQ_SRC_FILE);
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	check_path(&t, 0, RMQ_PATH_SEG, "pair");
+}
+END_TEST
+
+/* thresholds.pair.eager_max applies to PAIR only. */
+START_TEST(test_path_pattern_eager_max_only_its_pattern)
+{
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	size_t                i;
+	int                   pat;
+
+	rmq_config_defaults(&cfg);
+	cfg.pat[RMQ_CFG_PAT_PAIR].eager_max = 12000;
+	for (i = 0; i < NALL; i++) {
+		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
+		for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
+			rmq_path_table_init(&t, &c, &cfg, pat);
+			if (pat == RMQ_CFG_PAT_PAIR) {
+				ck_assert_uint_eq(t.eager_max, 12000);
+				ck_assert_int_eq(t.src[RMQ_TH_EAGER],
+				    RMQ_SRC_FILE);
+				check_path(&t, 12000, RMQ_PATH_EAGER,
+				    all_recs[i]->what);
+				ck_assert_int_ne(rmq_path_select(&t, 12001),
+				    RMQ_PATH_EAGER);
+			} else {
+				ck_assert_uint_eq(t.eager_max, c.eager_max);
+				ck_assert_int_eq(t.src[RMQ_TH_EAGER],
+				    RMQ_SRC_ROW);
+			}
+		}
+	}
+	/* tuned: the pattern's value says so too */
+	cfg.tuned = 1;
+	ck_assert_int_eq(caps_of(&c, &rec_shm, &cfg), 0);
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_TUNED);
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ROW);
+}
+END_TEST
+
+/* Where thresholds.eager_max came from: file, tuned file, environment. */
+START_TEST(test_path_src_file_tuned_env)
+{
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	int                   k = rmq_config_key_index("thresholds.eager_max");
+	size_t                i;
+
+	ck_assert_int_ge(k, 0);
+	ck_assert_int_lt(k, RMQ_CFG_MAX_KEYS);
+	for (i = 0; i < NALL; i++) {
+		rmq_config_defaults(&cfg);
+		cfg.eager_max = 6000;
+		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
+		if (c.eager_max != 6000)
+			continue; /* below this provider's inject_max */
+
+		cfg.src[k] = RMQ_CFG_SRC_FILE;
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_FILE);
+		ck_assert_uint_eq(t.eager_max, 6000);
+
+		cfg.tuned = 1;
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_TUNED);
+
+		cfg.src[k] = RMQ_CFG_SRC_ENV; /* env beats the file, tuned */
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ENV);
+		cfg.tuned = 0;
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ENV);
+		ck_assert_str_eq(rmq_src_name(t.src[RMQ_TH_EAGER]),
+		    "environment");
+
+		/* the other thresholds still say the row */
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_ROW);
+		ck_assert_int_eq(t.src[RMQ_TH_FORCE], RMQ_SRC_ROW);
+	}
+	/* a value that max_msg_size cut says so */
+	rmq_config_defaults(&cfg);
+	cfg.eager_max = 64 * KiB;
+	cfg.src[k]    = RMQ_CFG_SRC_FILE;
+	{
+		struct rec r = rec_tcp;
+
+		r.max_msg_size = 16 * KiB;
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+	}
+	rmq_path_table_init(&t, &c, &cfg, -1);
+	ck_assert_uint_lt(t.eager_max, 16 * KiB);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_INFO);
+}
+END_TEST
+
+/* thresholds.rndv the provider cannot do: the next best, src "caps". */
+START_TEST(test_path_rndv_impossible_falls_back)
+{
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r;
+	size_t                i;
+
+	rmq_config_defaults(&cfg);
+	cfg.rndv = RMQ_PATH_RNDV_READ;
+	cfg.src[rmq_config_key_index("thresholds.rndv")] = RMQ_CFG_SRC_FILE;
+	for (i = 0; i < NALL; i++) {
+		/* possible: taken, from the file */
+		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_FILE);
+
+		/* no FI_READ: rndv_write if writes and 4 bytes of CQ data,
+		 * else rndv_send (all these are tagged) */
+		r = *all_recs[i];
+		r.caps &= ~FI_READ;
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+		ck_assert(!c.rma_read);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.rndv_path,
+		    rmq_path_can(&c, RMQ_PATH_RNDV_WRITE, NULL)
+		        ? RMQ_PATH_RNDV_WRITE
+		        : RMQ_PATH_RNDV_SEND);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
+		check_path(&t, 64 * MiB, t.rndv_path, r.what);
+
+		r = with_write(&r);
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_WRITE);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
+
+		/* no RMA and no FI_TAGGED: seg */
+		r.caps &= ~(FI_RMA | FI_WRITE | FI_REMOTE_READ |
+		            FI_REMOTE_WRITE | FI_TAGGED);
+		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+		rmq_path_table_init(&t, &c, &cfg, -1);
+		ck_assert_int_eq(t.rndv_path, RMQ_PATH_SEG);
+		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
+		ck_assert_str_eq(rmq_src_name(t.src[RMQ_TH_RNDV]),
+		    "provider cannot do better");
+	}
+}
+END_TEST
+
+#ifdef RMQ_CHECK_KNOWN_BUGS
+/*
+ * KNOWN BUG, not run by default (build with -DRMQ_CHECK_KNOWN_BUGS to run
+ * it; it fails today).  lib/select.c, rmq_path_table_fix(): the cap
+ * "t->eager_max > c->max_msg_size - RMQ_RTS_SIZE" wraps when max_msg_size
+ * is below RMQ_RTS_SIZE, so a pattern's (or a socket option's) eager_max
+ * is not cut at all: tcp;ofi_rxm with max_msg_size 40 and
+ * thresholds.pair.eager_max 1000 selects eager for 1000-byte messages.
+ * rmq_caps_from_info() guards the same subtraction (its "room").
+ * Expected: eager_max + RMQ_HDR_SIZE within max_msg_size, as for the
+ * global eager_max (test_caps_tiny_max_msg_size_no_wrap).
+ */
+START_TEST(test_path_pattern_eager_max_tiny_max_msg_size)
+{
+	struct rmq_path_table t;
+	struct rmq_config     cfg;
+	struct rmq_caps       c;
+	struct rec            r = rec_tcp;
+
+	r.max_msg_size = 40;
+	rmq_config_defaults(&cfg);
+	cfg.pat[RMQ_CFG_PAT_PAIR].eager_max = 1000;
+	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+	ck_assert_uint_le(c.eager_max + RMQ_HDR_SIZE, r.max_msg_size);
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	ck_assert_msg(t.eager_max + RMQ_HDR_SIZE <= r.max_msg_size,
+	    "eager_max %zu with max_msg_size %zu", t.eager_max,
+	    r.max_msg_size);
+}
+END_TEST
+#endif
+
 /* ---- hints ---- */
 
 START_TEST(test_hints_prov_name)
@@ -1110,6 +1923,66 @@ START_TEST(test_hints_mr_mode_offered)
 	ck_assert_int_eq(h->domain_attr->mr_mode & want, want);
 	ck_assert(h->mode & FI_CONTEXT2);
 	fi_freeinfo(h);
+}
+END_TEST
+
+/* Level 0 asks writes ordered with sends, 1 sends only, 2 no RMA. */
+START_TEST(test_hints_levels_order)
+{
+	const uint64_t ring = FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW;
+	const struct rmq_prov *const *p;
+	struct fi_info               *h;
+	int                           level;
+
+	for (p = rmq_prov_all(); *p != NULL; p++) {
+		for (level = 0; level < RMQ_HINT_LEVELS; level++) {
+			h = rmq_caps_hints_level(*p, level);
+			ck_assert_ptr_nonnull(h);
+			if (level == 0)
+				ck_assert(h->tx_attr->msg_order ==
+				          (FI_ORDER_SAS | ring));
+			else
+				ck_assert(h->tx_attr->msg_order ==
+				          FI_ORDER_SAS);
+			ck_assert(h->rx_attr->msg_order ==
+			          h->tx_attr->msg_order);
+			fi_freeinfo(h);
+		}
+	}
+	/* rmq_caps_hints() is level 0 */
+	h = rmq_caps_hints(&rmq_prov_verbs);
+	ck_assert_ptr_nonnull(h);
+	ck_assert((h->tx_attr->msg_order & ring) == ring);
+	fi_freeinfo(h);
+}
+END_TEST
+
+START_TEST(test_hints_levels_caps)
+{
+	const uint64_t keep = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+	const uint64_t rma  = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+	                     FI_REMOTE_WRITE;
+	const struct rmq_prov *const *p;
+	struct fi_info               *h;
+	int                           level;
+
+	for (p = rmq_prov_all(); *p != NULL; p++) {
+		for (level = 0; level < RMQ_HINT_LEVELS; level++) {
+			h = rmq_caps_hints_level(*p, level);
+			ck_assert_ptr_nonnull(h);
+			ck_assert((h->caps & keep) == keep);
+			if (level < 2)
+				ck_assert((h->caps & rma) == rma);
+			else
+				ck_assert((h->caps & rma) == 0);
+			ck_assert_str_eq(h->fabric_attr->prov_name,
+			    (*p)->fi_prov);
+			ck_assert_int_eq(h->ep_attr->type, FI_EP_RDM);
+			ck_assert(h->mode & FI_RX_CQ_DATA);
+			ck_assert(h->mode & FI_CONTEXT2);
+			fi_freeinfo(h);
+		}
+	}
 }
 END_TEST
 
@@ -1222,11 +2095,31 @@ caps_suite(void)
 	tcase_add_test(tc, test_path_no_inject_zero_bytes_eager);
 	tcase_add_test(tc, test_path_no_rma_seg);
 	tcase_add_test(tc, test_path_no_rma_tagged_rndv_send);
+	tcase_add_test(tc, test_caps_verbs_msg_refused);
+	tcase_add_test(tc, test_caps_verbs_msg_only_multi_recv_missing);
+	tcase_add_test(tc, test_caps_verbs_rxm_ordered);
+	tcase_add_test(tc, test_path_verbs_rxm_table);
+	tcase_add_test(tc, test_path_verbs_rxm_unordered_no_ring);
+	tcase_add_test(tc, test_path_efa_rndv_read);
+	tcase_add_test(tc, test_path_efa_ring_never_by_size);
+	tcase_add_test(tc, test_path_efa_forced_ring_needs_cq_data);
+	tcase_add_test(tc, test_path_cq_data_zero);
+	tcase_add_test(tc, test_caps_strict_all_rows);
+	tcase_add_test(tc, test_path_strict_table_unchanged);
+	tcase_add_test(tc, test_path_force_seg_every_size);
+	tcase_add_test(tc, test_path_pattern_eager_max_only_its_pattern);
+	tcase_add_test(tc, test_path_src_file_tuned_env);
+	tcase_add_test(tc, test_path_rndv_impossible_falls_back);
+#ifdef RMQ_CHECK_KNOWN_BUGS
+	tcase_add_test(tc, test_path_pattern_eager_max_tiny_max_msg_size);
+#endif
 	tcase_add_test(tc, test_hints_prov_name);
 	tcase_add_test(tc, test_hints_caps);
 	tcase_add_test(tc, test_hints_ep_type_rdm);
 	tcase_add_test(tc, test_hints_addr_format);
 	tcase_add_test(tc, test_hints_mr_mode_offered);
+	tcase_add_test(tc, test_hints_levels_order);
+	tcase_add_test(tc, test_hints_levels_caps);
 	tcase_add_test(tc, test_live_shm);
 	tcase_add_test(tc, test_live_tcp);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,324 @@
+/*
+ * Roles, launch modes and the plan exchange shared by rmq_pingpong and
+ * rmq_bw (see rmq_perf.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pp_common.h"
+#include "rmq_perf.h"
+
+const char *rmq_perf_prog = "rmq_perf";
+
+int
+rmq_perf_die(const char *what, long rc)
+{
+	fprintf(stderr, "%s: %s: %s\n", rmq_perf_prog, what,
+	        rmq_strerror((int) rc));
+	return 1;
+}
+
+void
+rmq_perf_pin(int cpu)
+{
+	int rc = pp_pin(cpu);
+
+	if (rc != 0)
+		fprintf(stderr, "%s: cannot pin to CPU %d: %s\n", rmq_perf_prog,
+		        cpu, strerror(-rc));
+}
+
+int
+rmq_perf_parse_path(const char *s, int *path)
+{
+	int i;
+
+	if (strcmp(s, "auto") == 0) {
+		*path = -1;
+		return 0;
+	}
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (strcmp(s, rmq_path_name(i)) == 0) {
+			*path = i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+rmq_perf_parse_rndv(const char *s, int *path)
+{
+	static const struct {
+		const char *name;
+		int         path;
+	} rndv[] = {
+	    {"read", RMQ_PATH_RNDV_READ},
+	    {"send", RMQ_PATH_RNDV_SEND},
+	    {"write", RMQ_PATH_RNDV_WRITE},
+	    {"seg", RMQ_PATH_SEG},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rndv) / sizeof(rndv[0]); i++)
+		if (strcmp(s, rndv[i].name) == 0) {
+			*path = rndv[i].path;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+rmq_perf_path_label(int path)
+{
+	return path >= 0 ? rmq_path_name(path) : "auto";
+}
+
+int
+rmq_perf_main_path(const struct rmq_stats *a, const struct rmq_stats *b)
+{
+	uint64_t best = 0;
+	int      i, path = -1;
+
+	for (i = 0; i < RMQ_PATH_MAX; i++)
+		if (b->sent_msgs[i] - a->sent_msgs[i] > best) {
+			best = b->sent_msgs[i] - a->sent_msgs[i];
+			path = i;
+		}
+	return path;
+}
+
+/* The errors that mean "this path cannot carry that", not "broken". */
+static bool
+refused(long rc)
+{
+	return rc == -RMQ_EMSGSIZE || rc == -RMQ_ENOTSUP;
+}
+
+int
+rmq_perf_plan_send(rmq_socket *s, const struct rmq_perf_plan *p, void *buf,
+                   size_t probe, int *skip)
+{
+	struct rmq_perf_plan a;
+	const void          *msg = p;
+	size_t               len = sizeof(*p);
+	ssize_t              rc;
+
+	*skip = 0;
+	if (probe > len) {
+		memcpy(buf, p, sizeof(*p));
+		msg = buf;
+		len = probe;
+	}
+	rc = rmq_send(s, msg, len, 0);
+	if (refused(rc)) {
+		/* Nothing left: the other side still waits for a plan. */
+		*skip = (int) rc;
+		return 0;
+	}
+	if (rc >= 0)
+		rc = rmq_recv(s, &a, sizeof(a), 0);
+	if (rc < 0)
+		return (int) rc;
+	if ((size_t) rc < sizeof(a) || a.magic != p->magic)
+		return -RMQ_EPROTO;
+	if (a.cmd & RMQ_PERF_CMD_SKIP)
+		*skip = -(int) a.size;
+	return 0;
+}
+
+int
+rmq_perf_plan_recv(rmq_socket *s, uint32_t magic, struct rmq_perf_plan *p)
+{
+	ssize_t rc;
+
+	/* Copies the plan and drops the padding (rmq_recv truncates). */
+	rc = rmq_recv(s, p, sizeof(*p), 0);
+	if (rc < 0)
+		return (int) rc;
+	if ((size_t) rc < sizeof(*p) || p->magic != magic) {
+		fprintf(stderr, "%s: bad plan message\n", rmq_perf_prog);
+		return -RMQ_EPROTO;
+	}
+	return 0;
+}
+
+int
+rmq_perf_plan_ack(rmq_socket *s, const struct rmq_perf_plan *p, void *buf,
+                  int *skip)
+{
+	struct rmq_perf_plan a   = *p;
+	const void          *msg = &a;
+	size_t               len = sizeof(a), plen = sizeof(int);
+	int                  cur = -1;
+	ssize_t              rc  = 0;
+
+	*skip = 0;
+	if (p->path != RMQ_PERF_PATH_UNSET &&
+	    (rmq_getopt(s, RMQ_PATH, &cur, &plen) != 0 || cur != p->path)) {
+		cur = p->path;
+		rc  = rmq_setopt(s, RMQ_PATH, &cur, sizeof(cur));
+	}
+	if (rc == 0 && p->reply > len) {
+		memcpy(buf, &a, sizeof(a));
+		msg = buf;
+		len = p->reply;
+	}
+	if (rc == 0)
+		rc = rmq_send(s, msg, len, 0);
+	if (!refused(rc))
+		return rc < 0 ? (int) rc : 0;
+	/*
+	 * The path cannot come back with that much (or not at all here): say
+	 * so in a plain ack.  The engine restored the old path on a refused
+	 * setopt, and a message this small fits any path that exists.
+	 */
+	*skip  = (int) rc;
+	a.cmd |= RMQ_PERF_CMD_SKIP;
+	a.size = (uint64_t) -rc;
+	rc     = rmq_send(s, &a, sizeof(a), 0);
+	return rc < 0 ? (int) rc : 0;
+}
+
+/* One side of the run.  notify_fd: where a port-0 bind tells its address. */
+static int
+run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,
+    bool measuring, int notify_fd, const char *what, rmq_perf_fn fn,
+    void *arg)
+{
+	struct rmq_perf_side side = {.what = what};
+	rmq_ctx             *ctx  = NULL;
+	rmq_socket          *s    = NULL;
+	char                 ep[256];
+	size_t               len = sizeof(ep);
+	int                  rc, ret = 1, type, linger = 5000, cto = 30000;
+
+	rc = rmq_ctx_new(&ctx, NULL);
+	if (rc != 0)
+		return rmq_perf_die("rmq_ctx_new", rc);
+	type = r->reqrep ? (measuring ? RMQ_REQ : RMQ_REP) : RMQ_PAIR;
+	rc   = rmq_socket_open(ctx, type, &s);
+	if (rc != 0) {
+		rmq_perf_die("rmq_socket_open", rc);
+		goto out;
+	}
+	rmq_setopt(s, RMQ_LINGER, &linger, sizeof(linger));
+	if (r->rndv != 0 &&
+	    (rc = rmq_setopt(s, RMQ_RNDV_PATH, &r->rndv, sizeof(r->rndv))) != 0) {
+		rmq_perf_die("--rndv", rc);
+		goto out;
+	}
+	rmq_setopt(s, RMQ_CONNECT_TIMEOUT, &cto, sizeof(cto));
+	rc = do_bind ? rmq_bind(s, endpoint) : rmq_connect(s, endpoint);
+	if (rc != 0) {
+		rmq_perf_die(do_bind ? "bind" : "connect", rc);
+		goto out;
+	}
+	/*
+	 * The forced path goes on after bind/connect, where the engine checks
+	 * it at once: a provider that cannot do it leaves the socket as it
+	 * was and connected, so the run can report every size as skipped
+	 * instead of failing to start.
+	 */
+	if (r->path != RMQ_PERF_PATH_UNSET) {
+		rc = rmq_setopt(s, RMQ_PATH, &r->path, sizeof(r->path));
+		if (rc != 0 && measuring)
+			side.path_err = rc;
+		else if (rc != 0 && !r->quiet)
+			fprintf(stderr, "%s: --path %s: %s\n", rmq_perf_prog,
+			        rmq_perf_path_label(r->path), rmq_strerror(rc));
+	}
+	if (do_bind && notify_fd >= 0) {
+		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
+		if (write(notify_fd, ep, len) != (ssize_t) len)
+			goto out;
+		close(notify_fd);
+	} else if (do_bind && !r->quiet && measuring) {
+		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
+		fprintf(stderr, "%s: listening on %s\n", rmq_perf_prog, ep);
+	}
+	side.s = s;
+	ret    = fn(&side, arg);
+out:
+	if (s != NULL)
+		rmq_close(s);
+	rmq_ctx_destroy(ctx);
+	return ret;
+}
+
+/* Fork the other side, pinned, let it bind to a free port, connect. */
+static int
+run_local(const struct rmq_perf_role *r, rmq_perf_fn measure,
+          rmq_perf_fn other, void *arg)
+{
+	char  ep[256] = "", addr[128], what[64];
+	int   pfd[2], status = 0, ret;
+	pid_t pid;
+
+	if (pipe(pfd) != 0)
+		return rmq_perf_die("pipe", -errno);
+	snprintf(addr, sizeof(addr), "%s://127.0.0.1:0", r->prov);
+	pid = fork();
+	if (pid < 0)
+		return rmq_perf_die("fork", -errno);
+	if (pid == 0) {
+		close(pfd[0]);
+		rmq_perf_pin(r->cpus[1]);
+		_exit(run(r, addr, true, false, pfd[1], "", other, arg));
+	}
+	close(pfd[1]);
+	rmq_perf_pin(r->cpus[0]);
+	if (read(pfd[0], ep, sizeof(ep) - 1) <= 0) {
+		close(pfd[0]);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "%s: the other side failed to bind\n",
+		        rmq_perf_prog);
+		return 1;
+	}
+	close(pfd[0]);
+	snprintf(what, sizeof(what), "local, cpus %d,%d", r->cpus[0],
+	         r->cpus[1]);
+	ret = run(r, ep, false, true, -1, what, measure, arg);
+	if (ret != 0)
+		kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		ret = 1;
+	return ret;
+}
+
+int
+rmq_perf_run(const struct rmq_perf_role *r, rmq_perf_fn measure,
+             rmq_perf_fn other, void *arg)
+{
+	char ep[256];
+	int  rank, size;
+
+	if (r->local)
+		return run_local(r, measure, other, arg);
+	if (r->server) {
+		snprintf(ep, sizeof(ep), "%s://%s:%d", r->prov, r->host,
+		         r->port < 0 ? 25555 : r->port);
+		return run(r, ep, true, false, -1, "", other, arg);
+	}
+	if (r->connect != NULL) {
+		snprintf(ep, sizeof(ep), "%s://%s", r->prov, r->connect);
+		return run(r, ep, false, true, -1, "standalone", measure, arg);
+	}
+	pp_mpi_rank(&rank, &size);
+	if (rank < 0)
+		return 2;
+	if (size != 2) {
+		fprintf(stderr, "%s: run with exactly 2 ranks (%d)\n",
+		        rmq_perf_prog, size);
+		return 2;
+	}
+	snprintf(ep, sizeof(ep), "%s://%s:%d", r->prov, r->host,
+	         r->port < 0 ? pp_job_port(r->salt) : r->port);
+	return run(r, ep, rank == 0, rank == 0, -1, "mpirun, 2 ranks",
+	           rank == 0 ? measure : other, arg);
+}

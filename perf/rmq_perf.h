@@ -1,0 +1,103 @@
+/*
+ * What rmq_pingpong and rmq_bw share on top of pp_common.h: the roles and
+ * how they are launched (--local, --server/--connect, mpirun -np 2), the
+ * socket options both sides set, and the plan exchange that tells the
+ * other side what comes next.
+ *
+ * A forced path (RMQ_PATH) may refuse a size (-RMQ_EMSGSIZE) or the
+ * provider (-RMQ_ENOTSUP).  The plan of each size doubles as a probe: the
+ * measuring side sends it padded to the size it is about to use, and the
+ * other side answers with an acknowledgement as long as what it will send
+ * back.  Either send failing that way marks the size skipped on both sides,
+ * before any timed message, so one size a path cannot carry does not end
+ * the whole run.
+ */
+#ifndef RMQ_PERF_H
+#define RMQ_PERF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rmq.h"
+
+/* struct rmq_perf_role.path: leave RMQ_PATH as the socket has it. */
+#define RMQ_PERF_PATH_UNSET (-2)
+
+/* Plan commands shared by both benchmarks; the low byte is the command. */
+#define RMQ_PERF_CMD_SIZE 1
+#define RMQ_PERF_CMD_DONE 2
+#define RMQ_PERF_CMD_SKIP 0x10000 /* in an ack: size is why (errno) */
+
+/* What the measuring side tells the other before each size. */
+struct rmq_perf_plan {
+	uint32_t magic;  /* one per benchmark, so they do not mix */
+	uint32_t cmd;    /* RMQ_PERF_CMD_* | the benchmark's own flags */
+	uint64_t size;   /* bytes per message */
+	uint64_t iters;  /* rounds, warm-up included */
+	uint64_t reply;  /* bytes the other side sends back per round */
+	uint32_t window; /* messages per round (1 for ping-pong) */
+	int32_t  path;   /* RMQ_PATH to set, or RMQ_PERF_PATH_UNSET */
+};
+
+struct rmq_perf_role {
+	const char *prov;
+	const char *host;
+	const char *connect; /* --connect HOST:PORT */
+	int         port;    /* -1: 25555, or derived from the job id */
+	unsigned    salt;    /* keeps one program's job port off another's */
+	bool        server, local, quiet, reqrep;
+	int         rndv;    /* 0, or RMQ_RNDV_PATH */
+	int         path;    /* RMQ_PATH, or RMQ_PERF_PATH_UNSET */
+	int         cpus[2]; /* measuring side, other side (--local) */
+};
+
+/* What one side gets to work with. */
+struct rmq_perf_side {
+	rmq_socket *s;
+	const char *what;     /* how it was launched, for the header */
+	int         path_err; /* why this socket refused the forced path */
+};
+
+typedef int (*rmq_perf_fn)(struct rmq_perf_side *side, void *arg);
+
+extern const char *rmq_perf_prog; /* for messages */
+
+int rmq_perf_die(const char *what, long rc);
+void rmq_perf_pin(int cpu);
+
+/* "auto" (-1) or a path name; --rndv: read, send, write or seg. */
+int rmq_perf_parse_path(const char *s, int *path);
+int rmq_perf_parse_rndv(const char *s, int *path);
+/* The forced path's name, or "auto". */
+const char *rmq_perf_path_label(int path);
+
+/* The path that sent the most messages between two snapshots; -1: none. */
+int rmq_perf_main_path(const struct rmq_stats *a, const struct rmq_stats *b);
+
+/*
+ * Measuring side: send p, padded with buf to probe bytes (buf holds at
+ * least probe bytes; its start is overwritten), and wait for the ack.
+ * *skip is 0, or why the size cannot be carried (negative error).
+ */
+int rmq_perf_plan_send(rmq_socket *s, const struct rmq_perf_plan *p,
+                       void *buf, size_t probe, int *skip);
+/* Other side: the next plan (any size; what follows the plan is ignored). */
+int rmq_perf_plan_recv(rmq_socket *s, uint32_t magic,
+                       struct rmq_perf_plan *p);
+/*
+ * Other side: set the plan's path and ack with max(reply, plan) bytes from
+ * buf (at least that long, or NULL when reply fits the plan).  *skip as
+ * above; the ack then says so, and the size is not run.
+ */
+int rmq_perf_plan_ack(rmq_socket *s, const struct rmq_perf_plan *p,
+                      void *buf, int *skip);
+
+/*
+ * Open the socket(s), take the role the options or the MPI rank give, run
+ * measure or other, close.  Returns the exit status (2: usage).
+ */
+int rmq_perf_run(const struct rmq_perf_role *r, rmq_perf_fn measure,
+                 rmq_perf_fn other, void *arg);
+
+#endif /* RMQ_PERF_H */

@@ -1,0 +1,421 @@
+/*
+ * Every path, forced, on every provider here: sizes at and around each
+ * path's limits, 0 B to 64 MiB, every byte checked both ways, and
+ * rmq_stats proves on both sides that the forced path carried each message.
+ * A size a forced path cannot carry fails with -RMQ_EMSGSIZE and the socket
+ * goes on working.  Then the ring under pressure: a receiver that stops
+ * reading exhausts its credits (-RMQ_EAGAIN with RMQ_DONTWAIT, a blocked
+ * send that times out) and nothing already written is overwritten; and a
+ * long stream of small messages arrives complete and in order.
+ *
+ * The whole file also runs with RMQ_STRICT=1 (meson test suite "strict").
+ */
+#include "testutil.h"
+#include "checkmain.h"
+
+#define BIG (64u * MiB)
+#define END "__END__"
+
+static const char *const provs[] = {"shm", "tcp", "sockets"};
+static const int paths[] = {
+	RMQ_PATH_INJECT,     RMQ_PATH_EAGER,      RMQ_PATH_RING,
+	RMQ_PATH_RNDV_READ,  RMQ_PATH_RNDV_WRITE, RMQ_PATH_RNDV_SEND,
+	RMQ_PATH_SEG,
+};
+#define NPATHS (sizeof(paths) / sizeof(paths[0]))
+
+static int
+force(rmq_socket *s, int path)
+{
+	return rmq_setopt(s, RMQ_PATH, &path, sizeof(path));
+}
+
+/* Echo: every message must come by the forced path; answer in kind. */
+static int
+serve_forced(rmq_socket *s, void *arg)
+{
+	struct rmq_stats a, b;
+	uint8_t         *buf = malloc(BIG + 16);
+	int              path = *(int *) arg, fails = 0, rc;
+	ssize_t          n;
+	size_t           at;
+
+	if (buf == NULL)
+		return 50;
+	rc = force(s, path);
+	if (rc != 0) {
+		fprintf(stderr, "echo: cannot force %s: %s\n",
+		        rmq_path_name(path), rmq_strerror(rc));
+		return 51;
+	}
+	for (;;) {
+		rmq_stats(s, &a);
+		n = rmq_recv(s, buf, BIG + 16, 0);
+		if (n < 0) {
+			fprintf(stderr, "echo recv: %s\n", rmq_strerror((int) n));
+			fails++;
+			break;
+		}
+		rmq_stats(s, &b);
+		if (n == (ssize_t) strlen(END) &&
+		    memcmp(buf, END, (size_t) n) == 0) {
+			/*
+			 * Say we are done: the peer must not leave while our
+			 * last send still waits for its completion (sockets
+			 * reports it tens of ms after the data landed).  By
+			 * inject, which waits for nothing: the same race would
+			 * otherwise hit this last message.
+			 */
+			path = -1;
+			if (force(s, path) != 0 || rmq_send(s, "ok", 2, 0) != 2)
+				fails++;
+			break;
+		}
+		if (b.recv_msgs[path] != a.recv_msgs[path] + 1) {
+			fprintf(stderr, "echo: %zd B did not come by %s\n", n,
+			        rmq_path_name(path));
+			fails++;
+		}
+		at = test_check(buf, (size_t) n, (uint64_t) n);
+		if (at != (size_t) n) {
+			fprintf(stderr, "echo: %zd B: byte %zu wrong\n", n, at);
+			fails++;
+		}
+		test_fill(buf, (size_t) n, (uint64_t) n + 7);
+		n = rmq_send(s, buf, (size_t) n, 0);
+		if (n < 0) {
+			fprintf(stderr, "echo send: %s\n", rmq_strerror((int) n));
+			fails++;
+			break;
+		}
+	}
+	free(buf);
+	return fails;
+}
+
+/* Sizes to try for a path, and the first size it must refuse (0: none). */
+static size_t
+sizes_for(rmq_socket *s, int path, size_t *sz, size_t *too_big)
+{
+	size_t inj = 0, eag = 0, len = sizeof(size_t), n = 0;
+
+	rmq_getopt(s, RMQ_INJECT_MAX, &inj, &len);
+	len = sizeof(size_t);
+	rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len);
+	*too_big = 0;
+	sz[n++] = 0;
+	sz[n++] = 1;
+	switch (path) {
+	case RMQ_PATH_INJECT:
+		sz[n++] = inj - 1;
+		sz[n++] = inj;
+		*too_big = 64u << 10; /* above every inject size here */
+		break;
+	case RMQ_PATH_EAGER:
+		sz[n++] = inj + 1;
+		sz[n++] = eag - 1;
+		sz[n++] = eag;
+		*too_big = eag + 1;
+		break;
+	case RMQ_PATH_RING:
+		/* Default ring: 64 slots of 4 KiB, 16-byte header. */
+		sz[n++] = 4096 - 16;
+		sz[n++] = 4096 - 15; /* two slots */
+		sz[n++] = 3 * 4096;
+		sz[n++] = 16 * 4096 - 16; /* a quarter of the ring */
+		*too_big = 16 * 4096 - 15;
+		break;
+	default:
+		sz[n++] = inj + 1;
+		sz[n++] = eag + 1;
+		sz[n++] = 65537;
+		sz[n++] = MiB;
+		sz[n++] = MiB + 3;
+		sz[n++] = BIG;
+		break;
+	}
+	return n;
+}
+
+static void
+forced_roundtrips(const char *prov, int path, int type)
+{
+	char             bep[64], ep[256];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats a, b;
+	size_t           sz[16], ns, i, at, too_big;
+	uint8_t         *sb, *rb;
+	ssize_t          n;
+	pid_t            pid;
+	int              rc, peer = type == RMQ_REQ ? RMQ_REP : RMQ_PAIR;
+
+	pid = spawn_server(peer, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_forced, (void *) &path, ep, sizeof(ep));
+	open_connected(type, ep, &ctx, &s);
+	rc = force(s, path);
+	ck_assert_msg(rc == 0, "%s: force %s: %s", prov, rmq_path_name(path),
+	              rmq_strerror(rc));
+	ns = sizes_for(s, path, sz, &too_big);
+	sb = malloc(BIG);
+	rb = malloc(BIG + 1);
+	ck_assert_ptr_nonnull(sb);
+	ck_assert_ptr_nonnull(rb);
+	for (i = 0; i < ns; i++) {
+		test_fill(sb, sz[i], sz[i]);
+		rmq_stats(s, &a);
+		n = rmq_send(s, sb, sz[i], 0);
+		ck_assert_msg(n == (ssize_t) sz[i], "%s %s: send %zu: %s", prov,
+		              rmq_path_name(path), sz[i],
+		              rmq_strerror((int) n));
+		rmq_stats(s, &b);
+		ck_assert_msg(b.sent_msgs[path] == a.sent_msgs[path] + 1,
+		              "%s: %zu B did not go %s", prov, sz[i],
+		              rmq_path_name(path));
+		memset(rb, 0xee, sz[i] + 1);
+		n = rmq_recv(s, rb, BIG + 1, 0);
+		ck_assert_msg(n == (ssize_t) sz[i], "%s %s: recv %zu: %zd %s",
+		              prov, rmq_path_name(path), sz[i], n,
+		              rmq_strerror((int) n));
+		rmq_stats(s, &a);
+		ck_assert_msg(a.recv_msgs[path] == b.recv_msgs[path] + 1,
+		              "%s: echo of %zu B did not come %s", prov, sz[i],
+		              rmq_path_name(path));
+		at = test_check(rb, sz[i], sz[i] + 7);
+		ck_assert_msg(at == sz[i], "%s %s: echo of %zu B wrong at %zu",
+		              prov, rmq_path_name(path), sz[i], at);
+		ck_assert_uint_eq(rb[sz[i]], 0xee); /* nothing past the end */
+	}
+	if (too_big != 0) {
+		n = rmq_send(s, sb, too_big, 0);
+		ck_assert_msg(n == -RMQ_EMSGSIZE,
+		              "%s %s: %zu B gave %zd, want EMSGSIZE", prov,
+		              rmq_path_name(path), too_big, n);
+	}
+	n = rmq_send(s, END, strlen(END), 0);
+	ck_assert_int_eq(n, (ssize_t) strlen(END));
+	ck_assert_int_eq(rmq_recv(s, rb, BIG, 0), 2);
+	close_all(ctx, s);
+	free(sb);
+	free(rb);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_forced_pair)
+{
+	forced_roundtrips(provs[_i / NPATHS], paths[_i % NPATHS], RMQ_PAIR);
+}
+END_TEST
+
+/* REQ/REP over the one-sided paths and seg on shm and tcp. */
+START_TEST(test_forced_reqrep)
+{
+	static const int p[] = {RMQ_PATH_RING, RMQ_PATH_RNDV_WRITE,
+	                        RMQ_PATH_SEG};
+
+	forced_roundtrips(provs[_i / 3], p[_i % 3], RMQ_REQ);
+}
+END_TEST
+
+/* ---- the ring under pressure ---- */
+
+struct stall {
+	int    go;   /* pipe: how many messages to read, when to start */
+	size_t size;
+};
+
+static int
+serve_stalled(rmq_socket *s, void *arg)
+{
+	struct stall    *st = arg;
+	struct rmq_stats a;
+	uint8_t         *buf = malloc(st->size + 1);
+	int              i, count, fails = 0, path = RMQ_PATH_RING;
+	ssize_t          n;
+
+	if (buf == NULL || force(s, path) != 0)
+		return 50;
+	/* One message: the peer is connected (the handshake needs us). */
+	if (rmq_recv(s, buf, st->size, 0) != 2)
+		return 52;
+	/* Then not a single receive until told: the ring fills up. */
+	if (read(st->go, &count, sizeof(count)) != (ssize_t) sizeof(count))
+		return 51;
+	for (i = 0; i < count; i++) {
+		n = rmq_recv(s, buf, st->size + 1, 0);
+		if (n != (ssize_t) st->size ||
+		    test_check(buf, st->size, (uint64_t) i) != st->size) {
+			fprintf(stderr, "stalled: message %d wrong (%zd)\n", i,
+			        n);
+			fails++;
+		}
+	}
+	rmq_stats(s, &a);
+	if (a.recv_msgs[RMQ_PATH_RING] != (uint64_t) count + 1) /* and "hi" */
+		fails++;
+	n = rmq_send(s, "ok", 2, 0);
+	free(buf);
+	return fails + (n != 2);
+}
+
+static void
+ring_credits(const char *prov)
+{
+	char        bep[64], ep[256], ok[4];
+	struct stall st = {.size = 10000}; /* three slots */
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	uint8_t    *b = malloc(st.size);
+	int         pfd[2], sent = 0, total, tmo = 200;
+	double      t0;
+	ssize_t     n;
+	pid_t       pid;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pipe(pfd), 0);
+	st.go = pfd[0];
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_stalled, &st, ep, sizeof(ep));
+	close(pfd[0]);
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(force(s, RMQ_PATH_RING), 0);
+	ck_assert_int_eq(rmq_send(s, "hi", 2, 0), 2);
+	for (;;) {
+		test_fill(b, st.size, (uint64_t) sent);
+		n = rmq_send(s, b, st.size, RMQ_DONTWAIT);
+		if (n == -RMQ_EAGAIN)
+			break;
+		ck_assert_msg(n == (ssize_t) st.size, "%s: send %d: %s", prov,
+		              sent, rmq_strerror((int) n));
+		sent++;
+		ck_assert_int_lt(sent, 1000); /* the ring must run out */
+	}
+	/* 64 slots, 3 per message: at most 21 fit. */
+	ck_assert_int_ge(sent, 1);
+	ck_assert_int_le(sent, 21);
+	/* A blocking send waits for room, and times out. */
+	ck_assert_int_eq(rmq_setopt(s, RMQ_SNDTIMEO, &tmo, sizeof(tmo)), 0);
+	t0 = test_now();
+	test_fill(b, st.size, (uint64_t) sent);
+	n = rmq_send(s, b, st.size, 0);
+	ck_assert_int_eq(n, -RMQ_EAGAIN);
+	ck_assert(test_now() - t0 >= 0.15);
+	/* Let it read; then more messages flow through the freed slots. */
+	tmo   = -1;
+	total = sent + 40;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_SNDTIMEO, &tmo, sizeof(tmo)), 0);
+	ck_assert_int_eq(write(pfd[1], &total, sizeof(total)),
+	                 (ssize_t) sizeof(total));
+	close(pfd[1]);
+	for (; sent < total; sent++) {
+		test_fill(b, st.size, (uint64_t) sent);
+		ck_assert_int_eq(rmq_send(s, b, st.size, 0), (ssize_t) st.size);
+	}
+	ck_assert_int_eq(rmq_recv(s, ok, sizeof(ok), 0), 2);
+	close_all(ctx, s);
+	free(b);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_ring_credits)
+{
+	ring_credits(provs[_i]);
+}
+END_TEST
+
+/* Many small messages through the ring: complete, in order, no loss. */
+static int
+serve_count(rmq_socket *s, void *arg)
+{
+	long     n = *(long *) arg, i, got;
+	ssize_t  r;
+	int      fails = 0, path = RMQ_PATH_RING;
+	struct rmq_stats st;
+
+	if (force(s, path) != 0)
+		return 50;
+	for (i = 0; i < n; i++) {
+		r = rmq_recv(s, &got, sizeof(got), 0);
+		if (r != (ssize_t) sizeof(got) || got != i) {
+			fprintf(stderr, "stream: message %ld is %ld (%zd)\n", i,
+			        got, r);
+			fails++;
+			break;
+		}
+	}
+	rmq_stats(s, &st);
+	if (st.recv_msgs[RMQ_PATH_RING] != (uint64_t) n)
+		fails++;
+	return fails + (rmq_send(s, "ok", 2, 0) != 2);
+}
+
+static void
+ring_stream(const char *prov, long n)
+{
+	char        bep[64], ep[256], ok[4];
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	long        i;
+	pid_t       pid;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_count, &n, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(force(s, RMQ_PATH_RING), 0);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(rmq_send(s, &i, sizeof(i), 0),
+		                 (ssize_t) sizeof(i));
+	ck_assert_int_eq(rmq_recv(s, ok, sizeof(ok), 0), 2);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_ring_million_shm)
+{
+	ring_stream("shm", 1000000);
+}
+END_TEST
+
+START_TEST(test_ring_stream_tcp)
+{
+	ring_stream("tcp", 100000);
+}
+END_TEST
+
+/* A path the provider cannot do is refused with a reason, not ignored. */
+START_TEST(test_force_bad_value)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	int         v = RMQ_PATH_COUNT;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_PATH, &v, sizeof(v)), -RMQ_EINVAL);
+	v = -2;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_PATH, &v, sizeof(v)), -RMQ_EINVAL);
+	v = RMQ_PATH_RING;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_RNDV_PATH, &v, sizeof(v)),
+	                 -RMQ_EINVAL);
+	close_all(ctx, s);
+}
+END_TEST
+
+static Suite *
+paths_suite(void)
+{
+	Suite *s  = suite_create("paths");
+	TCase *tc = tcase_create("multiprocess");
+
+	tcase_set_timeout(tc, 240);
+	tcase_add_loop_test(tc, test_forced_pair, 0, 3 * NPATHS);
+	tcase_add_loop_test(tc, test_forced_reqrep, 0, 6);
+	tcase_add_loop_test(tc, test_ring_credits, 0, 3);
+	tcase_add_test(tc, test_ring_million_shm);
+	tcase_add_test(tc, test_ring_stream_tcp);
+	tcase_add_test(tc, test_force_bad_value);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+RMQ_CHECK_MAIN(paths_suite)
