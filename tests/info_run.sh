@@ -1,0 +1,76 @@
+#!/bin/sh
+# rmq_info as a user runs it: the tables it prints must follow the provider,
+# the configuration file, the environment and --strict, and bad input must
+# fail with a message.  Usage: info_run.sh RMQ_INFO
+set -u
+info=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# expect NAME PATTERN: the last output contains PATTERN (grep -E)
+expect() {
+	grep -Eq -- "$2" "$tmp/out" || { fail "$1: no /$2/"; cat "$tmp/out" >&2; }
+}
+
+"$info" -p shm >"$tmp/out" 2>&1 || fail "shm: exit $?"
+expect shm '^provider shm: libfabric shm'
+expect shm 'inject size: +4096 bytes \(payload by inject <= 4080\)'
+expect shm '0 \.\. 4080 +inject +fi_info'
+expect shm '4097 \.\. +rndv_read +provider row'
+expect shm 'wait fd: +no'
+expect shm 'strict mode: +no'
+expect shm 'NUMA placement'
+expect shm 'ring +yes'
+
+"$info" -p tcp --pattern reqrep >"$tmp/out" 2>&1 || fail "tcp: exit $?"
+expect tcp 'tcp;ofi_rxm'
+expect tcp 'path table, REQ/REP'
+grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAIR"
+expect tcp '49 \.\. 8192 +eager +provider row'
+expect tcp 'lands only while the target progresses'
+
+cat >"$tmp/tuned.yaml" <<YAML
+thresholds:
+  ring_max: 32KiB
+  tuned: true
+  reqrep:
+    rndv: rndv_write
+YAML
+RMQ_EAGER_MAX=8192 "$info" -p shm -c "$tmp/tuned.yaml" >"$tmp/out" 2>&1 ||
+	fail "tuned: exit $?"
+expect tuned "configuration: $tmp/tuned.yaml \(written by rmq_tune\)"
+expect tuned '4081 \.\. 8192 +eager +environment'
+expect tuned "8193 \.\. 32768 +ring +tuned \($tmp/tuned.yaml\)"
+expect tuned "32769 \.\. +rndv_write +tuned"
+
+"$info" -p shm --strict >"$tmp/out" 2>&1 || fail "strict: exit $?"
+expect strict 'strict mode: +yes'
+expect strict 'cq_data_size: +4 bytes'
+expect strict 'FI_MR_LOCAL applied'
+RMQ_STRICT=1 "$info" -p tcp >"$tmp/out" 2>&1 || fail "RMQ_STRICT: exit $?"
+expect RMQ_STRICT 'strict mode: +yes'
+
+printf 'thresholds:\n  path: ring\n' >"$tmp/forced.yaml"
+"$info" -p shm -c "$tmp/forced.yaml" >"$tmp/out" 2>&1 || fail "forced: exit $?"
+expect forced 'every size +ring +forced \(YAML'
+
+"$info" -p nosuch >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "unknown provider: exit not 2"
+expect nosuch "unknown provider 'nosuch'"
+"$info" -p verbs >"$tmp/out" 2>&1
+[ $? -eq 1 ] || fail "verbs: exit not 1 (no RDMA NIC here)"
+expect verbs 'provider verbs not available here'
+printf 'thresholds:\n  rndv: rndv_reed\n' >"$tmp/bad.yaml"
+"$info" -c "$tmp/bad.yaml" >"$tmp/out" 2>&1
+[ $? -eq 1 ] || fail "bad config: exit not 1"
+"$info" --pattern pub >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "bad pattern: exit not 2"
+
+[ $fails -eq 0 ] && echo "rmq_info: all checks passed"
+exit $fails

@@ -1,0 +1,368 @@
+/*
+ * rmq_info: what librmq would do on this machine -- the provider it would
+ * use, the capabilities it negotiated, where its memory goes, and for every
+ * pattern the path each message size takes and where each threshold came
+ * from (see rmq_info(1), rmq_paths(7)).
+ *
+ * It opens a context and a domain exactly as a socket would (same config
+ * file, same environment, same hints), so what it prints is what a program
+ * started the same way gets.  It links the engine's internals to read the
+ * negotiated capabilities; it opens no endpoint.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmq_config.h"
+#include "rmq_int.h"
+
+#if RMQ_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+struct opts {
+	const char *prov;
+	const char *config;
+	const char *pattern; /* NULL: all */
+	bool        strict;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: rmq_info [-p PROVIDER] [-c FILE] [--pattern pair|reqrep]\n"
+	        "                [--strict] [-h]\n"
+	        "\n"
+	        "Prints the provider librmq would use, its negotiated\n"
+	        "capabilities, NUMA placement and, per pattern, which path each\n"
+	        "message size takes and where each threshold came from.\n"
+	        "\n"
+	        "  -p PROVIDER  shm, tcp, sockets, verbs, efa (default: the\n"
+	        "               config's provider; auto = the first available)\n"
+	        "  -c FILE      configuration file (default: $RMQ_CONFIG)\n"
+	        "  --pattern P  only this pattern's table\n"
+	        "  --strict     as with strict: true (verbs/efa rules)\n");
+}
+
+static const char *
+yes(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+/* The source of a threshold, said fully. */
+static const char *
+src_text(const struct rmq_config *cfg, int src, char *buf, size_t len)
+{
+	switch (src) {
+	case RMQ_SRC_FILE:
+	case RMQ_SRC_TUNED:
+		snprintf(buf, len, "%s (%s)", rmq_src_name(src),
+		         cfg->file[0] ? cfg->file : "?");
+		return buf;
+	default:
+		return rmq_src_name(src);
+	}
+}
+
+static void
+print_caps(const struct rmq_dom *d, const struct fi_info *info)
+{
+	const struct rmq_caps *c = &d->caps;
+	uint64_t               v;
+	uint32_t               fv = fi_version();
+
+	printf("provider %s: libfabric %s, %u.%u (librmq asked for 1.17)\n",
+	       c->prov->name, info->fabric_attr->prov_name, FI_MAJOR(fv),
+	       FI_MINOR(fv));
+	printf("  fabric %s, domain %s, endpoint %s\n", info->fabric_attr->name,
+	       info->domain_attr->name,
+	       fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));
+	v = c->caps;
+	printf("  caps:          %s\n", fi_tostr(&v, FI_TYPE_CAPS));
+	v = c->mode;
+	printf("  mode:          %s\n", v ? fi_tostr(&v, FI_TYPE_MODE) : "none");
+	v = c->mr_mode;
+	printf("  mr_mode:       %s%s\n", v ? fi_tostr(&v, FI_TYPE_MR_MODE) : "none",
+	       c->strict ? "  (strict: FI_MR_LOCAL applied)" : "");
+	v = c->msg_order;
+	printf("  msg_order:     %s\n", fi_tostr(&v, FI_TYPE_MSG_ORDER));
+	printf("  inject size:   %zu bytes (payload by inject <= %zu)\n",
+	       c->inject_size, c->inject_max);
+	printf("  max_msg_size:  %zu\n", c->max_msg_size);
+	printf("  cq_data_size:  %zu bytes%s\n", c->cq_data_size,
+	       c->strict ? " (strict: at most 4)" : "");
+	printf("  mr_key_size:   %zu bytes, keys %s\n", c->mr_key_size,
+	       c->mr_prov_key ? "chosen by the provider"
+	                      : "chosen by librmq (CSPRNG)");
+	printf("  RMA:           read %s, write %s, %s%s\n", yes(c->rma_read),
+	       yes(c->rma_write),
+	       c->rma_native ? "native (NIC)" : "emulated in software",
+	       (c->prov->flags & RMQ_PROV_TARGET_PROG)
+	           ? ", lands only while the target progresses"
+	           : "");
+	if (c->rma_chunk == SIZE_MAX)
+		printf("  RMA chunk:     whole message in one fi_read/fi_write\n");
+	else
+		printf("  RMA chunk:     %zu bytes per fi_read/fi_write\n",
+		       c->rma_chunk);
+	printf("  write order:   %s\n",
+	       c->ordered ? "writes ordered with sends (ring by size allowed)"
+	                  : "not asked or not given (ring only when forced)");
+	printf("  wait fd:       %s\n",
+	       c->wait_fd ? "yes (blocking waits sleep on the CQ fd)"
+	                  : "no (spin, then back off 10 us .. 1 ms)");
+	printf("  data progress: %s\n",
+	       fi_tostr(&c->data_progress, FI_TYPE_PROGRESS));
+	printf("  strict mode:   %s\n", yes(c->strict));
+	if (c->prov->notes != NULL)
+		printf("  notes:         %s\n", c->prov->notes);
+}
+
+static void
+print_numa(const struct fi_info *info)
+{
+#if RMQ_HAVE_HWLOC
+	hwloc_topology_t topo;
+	hwloc_bitmap_t   set = hwloc_bitmap_alloc();
+	hwloc_obj_t      pu = NULL, node = NULL;
+	int              nnodes = 0;
+
+	printf("NUMA placement:\n");
+	if (set == NULL || hwloc_topology_init(&topo) != 0) {
+		printf("  hwloc unavailable\n");
+		hwloc_bitmap_free(set);
+		return;
+	}
+	hwloc_topology_load(topo);
+	nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	if (hwloc_get_last_cpu_location(topo, set, HWLOC_CPUBIND_THREAD) == 0)
+		pu = hwloc_get_pu_obj_by_os_index(topo,
+		                                  (unsigned) hwloc_bitmap_first(set));
+	if (pu != NULL) {
+		node = hwloc_get_next_obj_covering_cpuset_by_type(
+		    topo, pu->cpuset, HWLOC_OBJ_NUMANODE, NULL);
+	}
+	printf("  machine: %d NUMA node%s; this thread runs on CPU %d",
+	       nnodes, nnodes == 1 ? "" : "s", pu ? (int) pu->os_index : -1);
+	if (node != NULL)
+		printf(", node %u", node->os_index);
+	printf("\n");
+	if (info->nic != NULL && info->nic->bus_attr != NULL &&
+	    info->nic->bus_attr->bus_type == FI_BUS_PCI) {
+		const struct fi_pci_attr *pci = &info->nic->bus_attr->attr.pci;
+
+		printf("  NIC: PCI %04x:%02x:%02x.%x\n", pci->domain_id,
+		       pci->bus_id, pci->device_id, pci->function_id);
+	} else {
+		printf("  NIC: none reported by the provider (shm or "
+		       "loopback)\n");
+	}
+	printf("  chosen: slabs, rings and tx buffers are allocated by the\n"
+	       "         thread that binds or connects, so they land on its\n"
+	       "         node (first touch)%s; no explicit binding yet.\n",
+	       node != NULL ? "" : " (node unknown)");
+	hwloc_topology_destroy(topo);
+	hwloc_bitmap_free(set);
+#else
+	printf("NUMA placement:\n  built without hwloc: memory is first-touch "
+	       "on the calling thread's node\n");
+	RMQ_UNUSED(info);
+#endif
+}
+
+static void
+range(size_t lo, size_t hi, const char *path, const char *why)
+{
+	char a[32], b[32];
+
+	snprintf(a, sizeof(a), "%zu", lo);
+	if (hi == SIZE_MAX)
+		snprintf(b, sizeof(b), "%s", "");
+	else
+		snprintf(b, sizeof(b), "%zu", hi);
+	printf("    %10s .. %-10s  %-10s  %s\n", a, b, path, why);
+}
+
+static void
+print_table(const struct rmq_caps *c, const struct rmq_config *cfg, int pat,
+            const char *name)
+{
+	struct rmq_path_table t;
+	char                  s1[320], s2[320], why[400];
+	size_t                lo = 0;
+
+	rmq_path_table_init(&t, c, cfg, pat);
+	printf("path table, %s:\n", name);
+	if (t.force >= 0) {
+		printf("    every size  %-10s  forced (%s)\n",
+		       rmq_path_name(t.force),
+		       src_text(cfg, t.src[RMQ_TH_FORCE], s1, sizeof(s1)));
+		return;
+	}
+	printf("    %10s    %-10s  %-10s  %s\n", "bytes", "", "path",
+	       "where the limit came from");
+	if (t.inject) {
+		range(0, t.inject_max, "inject",
+		      src_text(cfg, t.src[RMQ_TH_INJECT], s1, sizeof(s1)));
+		lo = t.inject_max + 1;
+	}
+	if (t.eager_max >= lo) {
+		range(lo, t.eager_max, "eager",
+		      src_text(cfg, t.src[RMQ_TH_EAGER], s1, sizeof(s1)));
+		lo = t.eager_max + 1;
+	}
+	if (t.ring && t.ring_max >= lo) {
+		range(lo, t.ring_max, "ring",
+		      src_text(cfg, t.src[RMQ_TH_RING], s1, sizeof(s1)));
+		lo = t.ring_max + 1;
+	}
+	snprintf(why, sizeof(why), "%s",
+	         src_text(cfg, t.src[RMQ_TH_RNDV], s2, sizeof(s2)));
+	range(lo, SIZE_MAX, rmq_path_name(t.rndv_path), why);
+	if (!t.ring)
+		printf("    (ring by size: off -- %s)\n",
+		       !t.ring_ok ? "ring.slots below 4 or provider cannot"
+		       : !c->ordered
+		           ? "this domain does not order writes with sends; "
+		             "set thresholds.ring_max to ask for it"
+		           : "ring_max <= eager_max");
+	else if (t.ring_max < lo - 1 || t.ring_max <= t.eager_max)
+		printf("    (ring by size: none -- ring_max %zu <= eager_max, %s)\n",
+		       t.ring_max, src_text(cfg, t.src[RMQ_TH_RING], s1,
+		                            sizeof(s1)));
+}
+
+static void
+print_can(const struct rmq_caps *c)
+{
+	const char *why;
+	int         p;
+
+	printf("paths this provider can carry (RMQ_PATH / thresholds.path):\n");
+	for (p = 0; p < RMQ_PATH_COUNT; p++) {
+		if (rmq_path_can(c, p, &why))
+			printf("    %-10s  yes\n", rmq_path_name(p));
+		else
+			printf("    %-10s  no: %s\n", rmq_path_name(p), why);
+	}
+}
+
+static bool
+wants_order(const struct rmq_config *cfg, const struct rmq_prov *prov)
+{
+	int i;
+
+	if (cfg->ring_slots < 4)
+		return false;
+	for (i = 0; i < RMQ_CFG_NPAT; i++)
+		if (cfg->pat[i].ring_max > 0)
+			return true;
+	return cfg->ring_max > 0 || prov->ring_max > 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"provider", required_argument, NULL, 'p'},
+		{"config", required_argument, NULL, 'c'},
+		{"pattern", required_argument, NULL, 'P'},
+		{"strict", no_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts                   o = {0};
+	const struct rmq_prov        *prov = NULL;
+	const struct rmq_prov *const *pp;
+	struct rmq_dom               *dom  = NULL;
+	struct fi_info               *info = NULL;
+	rmq_ctx                      *ctx  = NULL;
+	int                           c, rc;
+
+	while ((c = getopt_long(argc, argv, "p:c:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			o.prov = optarg;
+			break;
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'P':
+			o.pattern = optarg;
+			break;
+		case 's':
+			o.strict = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.pattern != NULL && strcmp(o.pattern, "pair") != 0 &&
+	    strcmp(o.pattern, "reqrep") != 0) {
+		fprintf(stderr, "rmq_info: unknown pattern '%s' (pair, reqrep)\n",
+		        o.pattern);
+		return 2;
+	}
+	rc = rmq_ctx_new(&ctx, o.config);
+	if (rc != 0) {
+		fprintf(stderr, "rmq_info: %s\n", rmq_strerror(rc));
+		return 1;
+	}
+	if (o.strict)
+		ctx->cfg.strict = 1;
+	if (o.prov == NULL)
+		o.prov = ctx->cfg.provider;
+	if (strcmp(o.prov, "auto") == 0) {
+		for (pp = rmq_prov_all(); *pp != NULL && prov == NULL; pp++)
+			if (rmq_dom_get(ctx, *pp, NULL, wants_order(&ctx->cfg, *pp),
+			                &dom, &info) == 0)
+				prov = *pp;
+		rc = prov != NULL ? 0 : -RMQ_ENODEV;
+	} else {
+		prov = rmq_prov_by_name(o.prov);
+		if (prov == NULL) {
+			fprintf(stderr, "rmq_info: unknown provider '%s' "
+			        "(shm, tcp, sockets, verbs, efa, auto)\n", o.prov);
+			rmq_ctx_destroy(ctx);
+			return 2;
+		}
+		rc = rmq_dom_get(ctx, prov, NULL, wants_order(&ctx->cfg, prov),
+		                 &dom, &info);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "rmq_info: provider %s not available here: %s\n",
+		        o.prov, rmq_strerror(rc));
+		rmq_ctx_destroy(ctx);
+		return 1;
+	}
+	printf("librmq %s\n", rmq_version());
+	if (ctx->cfg.file[0])
+		printf("configuration: %s%s\n", ctx->cfg.file,
+		       ctx->cfg.tuned ? " (written by rmq_tune)" : "");
+	else
+		printf("configuration: built-in defaults (no file)\n");
+	print_caps(dom, info);
+	print_numa(info);
+	if (o.pattern == NULL || strcmp(o.pattern, "pair") == 0)
+		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_PAIR, "PAIR");
+	if (o.pattern == NULL || strcmp(o.pattern, "reqrep") == 0)
+		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_REQREP,
+		            "REQ/REP");
+	print_can(&dom->caps);
+	fi_freeinfo(info);
+	rmq_dom_put(ctx, dom);
+	rmq_ctx_destroy(ctx);
+	return 0;
+}
