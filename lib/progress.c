@@ -72,7 +72,13 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 	if ((flags & FI_REMOTE_CQ_DATA) && err == 0 &&
 	    !(flags & (FI_WRITE | FI_SEND | FI_READ))) {
 		rmq_xfer_imm(s, data);
-		if (op != NULL && op->kind == RMQ_OP_SLAB)
+		/*
+		 * op_context is ours only where the provider consumed one of
+		 * our receives for it (FI_RX_CQ_DATA in the mode it returned);
+		 * shm 1.17 puts a foreign value there otherwise (measured).
+		 */
+		if ((s->dom->caps.mode & FI_RX_CQ_DATA) && op != NULL &&
+		    op->kind == RMQ_OP_SLAB)
 			on_slab(s, (struct rmq_slab *) op,
 			        flags & FI_MULTI_RECV, NULL, 0);
 		return;
