@@ -161,7 +161,7 @@ tx_init(struct rmq_socket *s)
 {
 	int i, rc;
 
-	s->tx_slot = RMQ_HDR_SIZE + s->paths.eager_max;
+	s->tx_slot = s->min_multi;
 	/* Ring messages are written from tx slots too. */
 	if (s->paths.ring_ok && s->tx_slot < RMQ_HDR_SIZE + s->paths.ring_cap)
 		s->tx_slot = RMQ_HDR_SIZE + s->paths.ring_cap;
@@ -332,7 +332,15 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		rmq_ep_close(s);
 		return rc;
 	}
+	/*
+	 * What one message into our slabs may hold: the eager limit, but
+	 * never less than RMQ_SLAB_MSG_MIN, so that seg pieces and eager
+	 * fallbacks stay large where the table sends little eagerly (tcp:
+	 * the ring wins from 49 bytes up).  Told to peers in the HELLO.
+	 */
 	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
+	if (s->min_multi < RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN)
+		s->min_multi = RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN;
 	if (s->min_multi < RMQ_RTS_SIZE)
 		s->min_multi = RMQ_RTS_SIZE;
 

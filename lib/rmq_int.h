@@ -85,6 +85,9 @@ struct rmq_caps {
 	int      rndv_path;    /* above: RNDV_READ/_WRITE/_SEND or SEG */
 };
 
+/* Our slabs take messages of at least this payload (seg pieces). */
+#define RMQ_SLAB_MSG_MIN 8192
+
 /* Strict mode cuts RMA into chunks no larger than this. */
 #define RMQ_STRICT_RMA_CHUNK (1u << 20)
 

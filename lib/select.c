@@ -97,10 +97,17 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	t->src[RMQ_TH_EAGER] = cfg != NULL && cfg->eager_max != 0
 	                           ? cfg_src(cfg, "thresholds.eager_max")
 	                           : RMQ_SRC_ROW;
-	if (c->eager_max != (cfg != NULL && cfg->eager_max != 0
-	                         ? cfg->eager_max
-	                         : row->eager_max))
-		t->src[RMQ_TH_EAGER] = RMQ_SRC_INFO; /* max_msg_size cut it */
+	{
+		size_t asked = cfg != NULL && cfg->eager_max != 0
+		                   ? cfg->eager_max
+		                   : row->eager_max;
+
+		/* Below inject_max it is raised to it (no eager range). */
+		if (asked < c->inject_max)
+			asked = c->inject_max;
+		if (c->eager_max != asked) /* max_msg_size cut it */
+			t->src[RMQ_TH_EAGER] = RMQ_SRC_INFO;
+	}
 
 	t->ring_cap = ring_cap(cfg);
 	/* Forced, the ring needs no ordering; by size, mixed, it does. */

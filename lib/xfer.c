@@ -592,6 +592,9 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 			return p->rring_slots == 0 ? -RMQ_ENOTSUP
 			                           : -RMQ_EMSGSIZE;
 		}
+		/* This peer has no ring (or not room): eager if it fits. */
+		if (len <= p->eager_max && RMQ_HDR_SIZE + len <= s->tx_slot)
+			return RMQ_PATH_EAGER;
 		return t->rndv_path;
 	default:
 		return path;

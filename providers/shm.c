@@ -8,7 +8,16 @@
  * Measured here (rmq_pingpong --local, one-way p50, 2 vCPU KVM): eager
  * (copy in, send, copy out) 4.0/5.9/13.1 us at 8/16/64 KiB against
  * rndv_read 3.3/3.7/5.5 and rndv_send 3.5/3.9/5.7; at 1 MiB read 52.7,
- * send 52.0.  So: inject up to 4080 B, rndv_read above 4 KiB.  RMA keys are not
+ * send 52.0.  So: inject up to 4080 B, rndv_read above 4 KiB.
+ *
+ * The ring (perf/compare.sh --paths, forced): 1.38 us at 1 KiB and 2.98
+ * at 4 KiB (means) against inject 1.70 and eager 3.70 -- but by size the
+ * ring needs a domain that orders writes with sends, and asking shm 1.17
+ * for that turns off its CMA fast path: rmq_pingpong by size with a ring
+ * range then took 14.2 us at 64 KiB and 144-170 at 1 MiB against 5.8 and
+ * 54 without (p50, two runs), and inject p50s were no worse than the
+ * ring's below 4 KiB (1.15-1.22 vs 1.31-1.35 at 1 KiB).  So no ring by
+ * size on shm; forced (RMQ_PATH), it is there.  RMA keys are not
  * enforced (a peer wrote outside a registered region with a wrong key), so
  * shm peers must be same-user, trusted processes.
  */

@@ -9,8 +9,18 @@
  *
  * Measured here (one-way p50): eager 7.3/22.1/31.8 us at 8/16/64 KiB,
  * rndv_read 18.3/19.8/27.0, rndv_send 16.3/17.7/40.6; at 1 MiB read 127,
- * send 135 (fi_pingpong: 158-166).  So: eager up to 8 KiB, rndv_read
- * above (rndv_send wins only near 16 KiB).
+ * send 135 (fi_pingpong: 158-166).
+ *
+ * Then with the ring (perf/compare.sh --paths, rmq_pingpong by size, two
+ * runs, p50 us): eager / ring 4.9/4.5 at 64 B, 5.5/4.8 at 1 KiB, 6.6/5.6
+ * at 4 KiB, 7.8/6.5 at 8 KiB; rndv_read / ring 22.5/8.6 at 16 KiB,
+ * 22.3/14.2 at 32 KiB, 30.1/20.4 at 64 KiB; at 128 KiB and above
+ * rndv_read (38.3 vs rndv_write 52, rndv_send 64 at 256 KiB means).
+ * tcp;ofi_rxm orders writes with sends whatever we ask, so mixing the ring
+ * with the other paths costs nothing here.  So: inject up to 48 B (its
+ * inject size), the ring from 49 B to a quarter of the ring (65520 B with
+ * the default 64 x 4 KiB), rndv_read above.  No eager range: eager is
+ * the fallback for a peer without a ring.
  */
 #include "rmq.h"
 #include "prov.h"
@@ -21,8 +31,8 @@ const struct rmq_prov rmq_prov_tcp = {
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
 	                RMQ_PROV_ADDR_SOCKADDR,
 	.inject_max   = 0,        /* fi_info: 64 */
-	.eager_max    = 8192,     /* measured: rendezvous wins above */
-	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
+	.eager_max    = 0,        /* measured: the ring beats eager */
+	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ,

@@ -52,7 +52,8 @@ START_TEST(test_yaml_thresholds_choose_paths)
 
 	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
 	                   serve_two, NULL, ep, sizeof(ep));
-	write_cfg("# test\nthresholds:\n  eager_max: 1KiB\n  inject_max: 16\n");
+	write_cfg("# test\nthresholds:\n  eager_max: 1KiB\n  inject_max: 16\n"
+	          "  ring_max: 1KiB\n");
 	ck_assert_int_eq(rmq_ctx_new(&ctx, cfg_path), 0);
 	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
 	ck_assert_int_eq(rmq_connect(s, ep), 0);

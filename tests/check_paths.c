@@ -114,6 +114,9 @@ sizes_for(rmq_socket *s, int path, size_t *sz, size_t *too_big)
 		*too_big = 64u << 10; /* above every inject size here */
 		break;
 	case RMQ_PATH_EAGER:
+		/* The peer's slabs take max(its eager_max, 8 KiB) (ep.c). */
+		if (eag < 8192)
+			eag = 8192;
 		sz[n++] = inj + 1;
 		sz[n++] = eag - 1;
 		sz[n++] = eag;
@@ -286,6 +289,140 @@ START_TEST(test_remap_same_address)
 	                        RMQ_PATH_RNDV_SEND};
 
 	remap_same_address(provs[_i / 3], p[_i % 3]);
+}
+END_TEST
+
+/*
+ * By size, with a ring range (RMQ_RING_MAX): each size at and around the
+ * thresholds takes the path the table says, and a stream that mixes all
+ * the paths back to back arrives in order -- the ring's writes and the
+ * sends are ordered by the domain librmq asked for.
+ */
+static int
+expected_bysize(size_t n, size_t inj, size_t eag, size_t ring, int rndv)
+{
+	if (n <= inj)
+		return RMQ_PATH_INJECT;
+	if (n <= eag)
+		return RMQ_PATH_EAGER;
+	if (n <= ring)
+		return RMQ_PATH_RING;
+	return rndv;
+}
+
+static void
+table_of(rmq_socket *s, size_t *inj, size_t *eag, size_t *ring, int *rndv)
+{
+	size_t len = sizeof(size_t);
+
+	socket_paths(s, inj, eag, rndv);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_RING_MAX, ring, &len), 0);
+}
+
+static const size_t mix[] = {16, 5000, 20000, 70000, 100, 9000, 32768};
+#define NMIX  (sizeof(mix) / sizeof(mix[0]))
+#define NSEQ  700
+
+static int
+serve_mixed(rmq_socket *s, void *arg)
+{
+	uint8_t         *buf = malloc(MiB + 1);
+	struct rmq_stats a, b;
+	size_t           inj = 0, eag = 0, ring = 0, len = sizeof(size_t);
+	uint64_t         seq;
+	ssize_t          n;
+	int              i, rndv = 0, want, fails = 0;
+
+	(void) arg;
+	if (buf == NULL)
+		return 50;
+	for (i = 0; i < NSEQ; i++) {
+		rmq_stats(s, &a);
+		n = rmq_recv(s, buf, MiB + 1, 0);
+		rmq_stats(s, &b);
+		if (i == 0) {
+			rmq_getopt(s, RMQ_INJECT_MAX, &inj, &len);
+			len = sizeof(size_t);
+			rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len);
+			len = sizeof(size_t);
+			rmq_getopt(s, RMQ_RING_MAX, &ring, &len);
+			len = sizeof(int);
+			rmq_getopt(s, RMQ_RNDV_PATH, &rndv, &len);
+			if (ring <= eag) {
+				fprintf(stderr, "mixed: no ring range\n");
+				fails++;
+			}
+		}
+		if (n != (ssize_t) mix[i % NMIX]) {
+			fprintf(stderr, "mixed: message %d is %zd B\n", i, n);
+			fails++;
+			break;
+		}
+		memcpy(&seq, buf, sizeof(seq));
+		if (seq != (uint64_t) i ||
+		    test_check(buf + 8, (size_t) n - 8, seq) != (size_t) n - 8) {
+			fprintf(stderr, "mixed: message %d out of order (%llu)\n",
+			        i, (unsigned long long) seq);
+			fails++;
+			break;
+		}
+		want = expected_bysize((size_t) n, inj, eag, ring, rndv);
+		if (b.recv_msgs[want] != a.recv_msgs[want] + 1) {
+			fprintf(stderr, "mixed: %zd B not by %s\n", n,
+			        rmq_path_name(want));
+			fails++;
+		}
+	}
+	free(buf);
+	return fails + (rmq_send(s, "ok", 2, 0) != 2);
+}
+
+static void
+ring_by_size(const char *prov)
+{
+	char             bep[64], ep[256], ok[4];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats a, b;
+	size_t           inj, eag, ring;
+	uint8_t         *m = malloc(MiB);
+	uint64_t         seq;
+	int              i, rndv, want;
+	pid_t            pid;
+
+	ck_assert_ptr_nonnull(m);
+	/* Both processes: the child inherits it at fork. */
+	setenv("RMQ_RING_MAX", "32768", 1);
+	setenv("RMQ_EAGER_MAX", "4096", 1); /* sockets' is 64 KiB */
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_mixed, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	table_of(s, &inj, &eag, &ring, &rndv);
+	ck_assert_uint_eq(ring, 32768);
+	ck_assert_uint_lt(eag, ring);
+	for (i = 0; i < NSEQ; i++) {
+		size_t n = mix[i % NMIX];
+
+		seq = (uint64_t) i;
+		memcpy(m, &seq, sizeof(seq));
+		test_fill(m + 8, n - 8, seq);
+		rmq_stats(s, &a);
+		ck_assert_int_eq(rmq_send(s, m, n, 0), (ssize_t) n);
+		rmq_stats(s, &b);
+		want = expected_bysize(n, inj, eag, ring, rndv);
+		ck_assert_msg(b.sent_msgs[want] == a.sent_msgs[want] + 1,
+		              "%s: %zu B not by %s", prov, n,
+		              rmq_path_name(want));
+	}
+	ck_assert_int_eq(rmq_recv(s, ok, sizeof(ok), 0), 2);
+	close_all(ctx, s);
+	free(m);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_ring_by_size)
+{
+	ring_by_size(provs[_i]);
 }
 END_TEST
 
@@ -483,6 +620,7 @@ paths_suite(void)
 	tcase_add_loop_test(tc, test_forced_pair, 0, 3 * NPATHS);
 	tcase_add_loop_test(tc, test_forced_reqrep, 0, 6);
 	tcase_add_loop_test(tc, test_remap_same_address, 0, 6);
+	tcase_add_loop_test(tc, test_ring_by_size, 0, 3);
 	tcase_add_loop_test(tc, test_ring_credits, 0, 3);
 	tcase_add_test(tc, test_ring_million_shm);
 	tcase_add_test(tc, test_ring_stream_tcp);

@@ -19,7 +19,7 @@ serve_echo(rmq_socket *s, void *arg)
 {
 	struct rmq_stats a, b;
 	uint8_t         *buf = malloc(BIG + 16);
-	size_t           inj, eag, len = sizeof(size_t), at;
+	size_t           inj, eag, ring, len = sizeof(size_t), at;
 	ssize_t          n;
 	int              fails = 0, want, rndv = *(int *) arg;
 
@@ -33,6 +33,9 @@ serve_echo(rmq_socket *s, void *arg)
 	rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len);
 	len = sizeof(int);
 	rmq_getopt(s, RMQ_RNDV_PATH, &rndv, &len);
+	len = sizeof(size_t);
+	ring = 0;
+	rmq_getopt(s, RMQ_RING_MAX, &ring, &len);
 	for (;;) {
 		rmq_stats(s, &a);
 		n = rmq_recv(s, buf, BIG + 16, 0);
@@ -44,7 +47,7 @@ serve_echo(rmq_socket *s, void *arg)
 		if (n == (ssize_t) strlen(END) && memcmp(buf, END, (size_t) n) == 0)
 			break;
 		rmq_stats(s, &b);
-		want = expected_path((size_t) n, inj, eag, rndv);
+		want = expected_path_ring((size_t) n, inj, eag, ring, rndv);
 		if (b.recv_msgs[want] != a.recv_msgs[want] + 1) {
 			fprintf(stderr, "echo: %zd B not received by %s\n", n,
 			        rmq_path_name(want));
@@ -72,7 +75,7 @@ roundtrip_sizes(const char *prov, int ctype, int stype, int rndv)
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
 	struct rmq_stats a, b;
-	size_t           inj, eag, sizes[16], i, ns = 0, at;
+	size_t           inj, eag, ring, sizes[24], i, ns = 0, at;
 	uint8_t         *sb, *rb;
 	ssize_t          n;
 	pid_t            pid;
@@ -86,10 +89,11 @@ roundtrip_sizes(const char *prov, int ctype, int stype, int rndv)
 		                            sizeof(rndv)),
 		                 0);
 	socket_paths(s, &inj, &eag, &path);
+	ring = socket_ring_max(s);
 	if (rndv != 0)
 		ck_assert_int_eq(path, rndv);
 	ck_assert_uint_gt(inj, 1);
-	ck_assert_uint_gt(eag, inj + 1);
+	ck_assert_uint_ge(eag, inj);
 	sizes[ns++] = 0;
 	sizes[ns++] = 1;
 	sizes[ns++] = inj - 1;
@@ -98,6 +102,11 @@ roundtrip_sizes(const char *prov, int ctype, int stype, int rndv)
 	sizes[ns++] = eag - 1;
 	sizes[ns++] = eag;
 	sizes[ns++] = eag + 1;
+	if (ring > eag) {
+		sizes[ns++] = ring - 1;
+		sizes[ns++] = ring;
+		sizes[ns++] = ring + 1;
+	}
 	sizes[ns++] = MiB;
 	sizes[ns++] = BIG;
 	sb = malloc(BIG);
@@ -111,7 +120,7 @@ roundtrip_sizes(const char *prov, int ctype, int stype, int rndv)
 		ck_assert_msg(n == (ssize_t) sizes[i], "%s send %zu: %s", prov,
 		              sizes[i], rmq_strerror((int) n));
 		rmq_stats(s, &b);
-		want = expected_path(sizes[i], inj, eag, path);
+		want = expected_path_ring(sizes[i], inj, eag, ring, path);
 		ck_assert_msg(b.sent_msgs[want] == a.sent_msgs[want] + 1,
 		              "%s: %zu B did not go %s", prov, sizes[i],
 		              rmq_path_name(want));

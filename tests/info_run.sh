@@ -32,7 +32,7 @@ expect shm 'ring +yes'
 expect tcp 'tcp;ofi_rxm'
 expect tcp 'path table, REQ/REP'
 grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAIR"
-expect tcp '49 \.\. 8192 +eager +provider row'
+expect tcp '49 \.\. 65520 +ring +provider row'
 expect tcp 'lands only while the target progresses'
 
 cat >"$tmp/tuned.yaml" <<YAML

@@ -203,6 +203,26 @@ expected_path(size_t size, size_t inject_max, size_t eager_max, int rndv)
 	return rndv;
 }
 
+/* The same with the ring range (0 = none) the socket reports. */
+static inline int
+expected_path_ring(size_t size, size_t inject_max, size_t eager_max,
+                   size_t ring_max, int rndv)
+{
+	if (size > eager_max && size <= ring_max)
+		return RMQ_PATH_RING;
+	return expected_path(size, inject_max, eager_max, rndv);
+}
+
+/* The socket's ring limit (0: no ring by size). */
+static inline size_t
+socket_ring_max(rmq_socket *s)
+{
+	size_t ring = 0, len = sizeof(size_t);
+
+	ck_assert_int_eq(rmq_getopt(s, RMQ_RING_MAX, &ring, &len), 0);
+	return ring;
+}
+
 /* The socket's thresholds and rendezvous path, once it is open. */
 static inline void
 socket_paths(rmq_socket *s, size_t *inj, size_t *eag, int *rndv)
