@@ -211,6 +211,10 @@ rmq_path_can(const struct rmq_caps *c, int path, const char **why)
 			w = "it has no FI_RMA write";
 		else if (c->cq_data_size < 4)
 			w = "it carries fewer than 4 bytes of remote CQ data";
+		else if ((c->prov->flags & RMQ_PROV_UNORDERED_RMA) &&
+		         !c->ordered)
+			w = "its writes may land out of order, and the ring "
+			    "takes them in order";
 		break;
 	case RMQ_PATH_RNDV_READ:
 		if (!c->rma_read)

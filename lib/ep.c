@@ -300,14 +300,27 @@ wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
 {
 	const struct rmq_config *cfg = &s->ctx->cfg;
 	int                      pat = s->ops->cfg_pat;
+	size_t                   eager, ring;
 
 	if (cfg->ring_slots < 4)
 		return false;
+	/* The limits as the table will have them (select.c), roughly:
+	 * socket option, pattern section, file or environment, row. */
+	eager = s->eager_max_opt;
+	if (eager == 0 && pat >= 0 && pat < RMQ_CFG_NPAT)
+		eager = cfg->pat[pat].eager_max;
+	if (eager == 0)
+		eager = cfg->eager_max;
+	if (eager == 0)
+		eager = prov->eager_max;
 	if (s->ring_max_set)
-		return s->ring_max_opt > 0;
-	if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
-		return true;
-	return cfg->ring_max > 0 || prov->ring_max > 0;
+		ring = s->ring_max_opt;
+	else if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
+		ring = cfg->pat[pat].ring_max;
+	else
+		ring = cfg->ring_max > 0 ? cfg->ring_max : prov->ring_max;
+	/* A ring range only if it starts above the eager one. */
+	return ring > eager;
 }
 
 int

@@ -110,6 +110,11 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	}
 
 	t->ring_cap = ring_cap(cfg);
+	/* One ring message is one write: never more than an RMA chunk. */
+	if (c->rma_chunk != SIZE_MAX && t->ring_cap + RMQ_HDR_SIZE > c->rma_chunk)
+		t->ring_cap = c->rma_chunk > RMQ_HDR_SIZE
+		                  ? c->rma_chunk - RMQ_HDR_SIZE
+		                  : 0;
 	/* Forced, the ring needs no ordering; by size, mixed, it does. */
 	t->ring_ok  = rmq_path_can(c, RMQ_PATH_RING, NULL) && t->ring_cap > 0;
 	t->ring     = t->ring_ok && c->ordered;

@@ -428,10 +428,12 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
 			return -RMQ_EINVAL;
 		s->paths.eager_max = v;
 	} else {
-		if (v > s->dom->caps.inject_max || !s->dom->caps.inject)
+		if (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
+		    v > s->paths.eager_max)
 			return -RMQ_EINVAL;
 		s->paths.inject_max = v;
 	}
+	s->paths.src[eager ? RMQ_TH_EAGER : RMQ_TH_INJECT] = RMQ_SRC_OPT;
 	*out = v;
 	return 0;
 }

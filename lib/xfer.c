@@ -556,6 +556,12 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 		          : 0;
 		if (cap > RMQ_INJECT_BUF - RMQ_HDR_SIZE)
 			cap = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
+		if ((len > cap || len > p->eager_max) && t->force < 0) {
+			/* By size: the peer takes less; next path. */
+			path = len <= p->eager_max ? RMQ_PATH_EAGER
+			                           : t->rndv_path;
+			return path;
+		}
 		if (len > cap || len > p->eager_max) {
 			rmq_log(RMQ_LOG_ERROR,
 			        "path inject carries at most %zu bytes here, "
@@ -856,6 +862,8 @@ grant_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h,
 	if (rmq_rts_decode(&g, ext) != 0 || g.len != r->len || g.flags != 0) {
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "bad GRANT from %s", p->name);
+		/* It waits for our writes: tell it there will be none. */
+		(void) rmq_xfer_ctl(s, p, RMQ_MT_ABORT, g.cookie, EPROTO);
 		rmq_rndv_complete(s, r, -RMQ_EPROTO);
 		return;
 	}

@@ -21,6 +21,9 @@
 #define RMQ_PROV_UNSAFE_KEYS   (1u << 5) /* RMA not protected by keys
                                           * (shm 1.17, measured) */
 #define RMQ_PROV_HW            (1u << 6) /* needs an RDMA NIC */
+#define RMQ_PROV_UNORDERED_RMA (1u << 7) /* writes may land out of order:
+                                          * no ring even when forced
+                                          * (efa's SRD) */
 
 struct rmq_prov {
 	const char *name;     /* librmq's name: scheme and config value */

@@ -16,8 +16,13 @@
  * for that turns off its CMA fast path: rmq_pingpong by size with a ring
  * range then took 14.2 us at 64 KiB and 144-170 at 1 MiB against 5.8 and
  * 54 without (p50, two runs), and inject p50s were no worse than the
- * ring's below 4 KiB (1.15-1.22 vs 1.31-1.35 at 1 KiB).  So no ring by
- * size on shm; forced (RMQ_PATH), it is there.  RMA keys are not
+ * ring's below 4 KiB (1.15-1.22 vs 1.31-1.35 at 1 KiB).  rmq_tune found
+ * a better mix on the ordered domain (inject to 1 KiB, ring to 4 KiB,
+ * rndv_send above: 1.63 vs 2.79 us at 2 KiB), but side by side by size
+ * (two runs, p50) it lost or tied: 2 KiB 1.62-1.65 vs inject 1.50-1.51,
+ * 4 KiB 2.83-2.87 vs eager 2.88-2.89, 8 KiB 3.75-3.84 vs rndv_read
+ * 3.57-3.66, 1 MiB 56-85 vs 52-78.  So no ring by size on shm; forced
+ * (RMQ_PATH), or from an rmq_tune file, it is there.  RMA keys are not
  * enforced (a peer wrote outside a registered region with a wrong key), so
  * shm peers must be same-user, trusted processes.
  */

@@ -1206,7 +1206,8 @@ START_TEST(test_caps_verbs_msg_only_multi_recv_missing)
 	ck_assert(t.ring);
 	check_path(&t, 64 - RMQ_HDR_SIZE, RMQ_PATH_INJECT, r.what);
 	check_path(&t, 64 - RMQ_HDR_SIZE + 1, RMQ_PATH_EAGER, r.what);
-	check_path(&t, 16385, RMQ_PATH_RNDV_READ, r.what);
+	check_path(&t, 16385, RMQ_PATH_RING, r.what);
+	check_path(&t, 65521, RMQ_PATH_RNDV_READ, r.what);
 }
 END_TEST
 
@@ -1225,7 +1226,7 @@ START_TEST(test_caps_verbs_rxm_ordered)
 	ck_assert(!c.rx_cq_data);
 	ck_assert_uint_eq(c.cq_data_size, 4);
 	ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
-	ck_assert_uint_eq(c.ring_max, 16384);
+	ck_assert_uint_eq(c.ring_max, rmq_prov_verbs.ring_max);
 	ck_assert(rmq_path_can(&c, RMQ_PATH_RING, &why));
 	ck_assert_ptr_null(why);
 	ck_assert(rmq_path_can(&c, RMQ_PATH_RNDV_WRITE, NULL));
@@ -1239,9 +1240,8 @@ START_TEST(test_caps_verbs_rxm_ordered)
 END_TEST
 
 /*
- * inject -> eager -> ring -> rndv_read.  The row's ring_max equals its
- * eager_max (16 KiB), so with the row alone the ring's window is empty;
- * a lower eager_max or a higher ring_max opens it.
+ * inject -> eager -> ring -> rndv_read.  The row's ring_max (64 KiB, cut
+ * to a quarter of the default ring: 65520) gives the ring 16K..64K.
  */
 START_TEST(test_path_verbs_rxm_table)
 {
@@ -1257,14 +1257,16 @@ START_TEST(test_path_verbs_rxm_table)
 	ck_assert(t.ring);
 	ck_assert_uint_eq(t.inject_max, im);
 	ck_assert_uint_eq(t.eager_max, 16384);
-	ck_assert_uint_eq(t.ring_max, 16384);
+	ck_assert_uint_eq(t.ring_max, 65520);
 	check_path(&t, 0, RMQ_PATH_INJECT, w);
 	check_path(&t, im, RMQ_PATH_INJECT, w);
 	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 	check_path(&t, 16384, RMQ_PATH_EAGER, w);
-	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
+	check_path(&t, 16385, RMQ_PATH_RING, w);
+	check_path(&t, 65520, RMQ_PATH_RING, w);
+	check_path(&t, 65521, RMQ_PATH_RNDV_READ, w);
 
-	/* eager up to 8 KiB: the row's ring_max gives the ring 8K..16K */
+	/* eager up to 8 KiB: the ring from 8K */
 	rmq_config_defaults(&cfg);
 	cfg.eager_max = 8192;
 	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
@@ -1273,8 +1275,8 @@ START_TEST(test_path_verbs_rxm_table)
 	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 	check_path(&t, 8192, RMQ_PATH_EAGER, w);
 	check_path(&t, 8193, RMQ_PATH_RING, w);
-	check_path(&t, 16384, RMQ_PATH_RING, w);
-	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
+	check_path(&t, 65520, RMQ_PATH_RING, w);
+	check_path(&t, 65521, RMQ_PATH_RNDV_READ, w);
 	check_path(&t, 1 * GiB, RMQ_PATH_RNDV_READ, w);
 
 	/* ring_max 32 KiB from the file: 16K..32K by ring */
@@ -1394,11 +1396,11 @@ START_TEST(test_path_efa_ring_never_by_size)
 		r = with_write(efa_recs[i]);
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 		ck_assert(!c.ordered);
-		ck_assert(rmq_path_can(&c, RMQ_PATH_RING, NULL));
+		/* SRD may land writes out of order: no ring at all. */
+		ck_assert(!rmq_path_can(&c, RMQ_PATH_RING, NULL));
 		rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
-		ck_assert(t.ring_ok);
+		ck_assert(!t.ring_ok);
 		ck_assert(!t.ring);
-		ck_assert_uint_gt(t.ring_max, 1 * MiB);
 		for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
 			ck_assert_int_ne(rmq_path_select(&t, sizes[k]),
 			    RMQ_PATH_RING);
@@ -1413,8 +1415,11 @@ START_TEST(test_path_efa_ring_never_by_size)
 }
 END_TEST
 
-/* Forced, the ring needs from the provider writes and 4 bytes of CQ data,
- * no ordering. */
+/*
+ * Forced, the ring needs writes, 4 bytes of CQ data and writes that land
+ * in order among themselves: efa (SRD) never, verbs;ofi_rxm iff it has the
+ * CQ data.
+ */
 START_TEST(test_path_efa_forced_ring_needs_cq_data)
 {
 	static const size_t cqd[] = { 0, 1, 2, 3, 4, 8 };
@@ -1435,6 +1440,14 @@ START_TEST(test_path_efa_forced_ring_needs_cq_data)
 			ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 			why = "unset";
 			can = rmq_path_can(&c, RMQ_PATH_RING, &why);
+			ck_assert_msg(!can, "%s cq_data_size %zu: ring %d",
+			    r.what, cqd[k], (int) can);
+			ck_assert_ptr_nonnull(why);
+			/* the same CQ data on an ordered RC provider */
+			r              = with_write(&rec_verbs_rxm);
+			r.cq_data_size = cqd[k];
+			ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+			can = rmq_path_can(&c, RMQ_PATH_RING, &why);
 			ck_assert_msg(can == (cqd[k] >= 4),
 			    "%s cq_data_size %zu: ring %d", r.what, cqd[k],
 			    (int) can);
@@ -1444,7 +1457,6 @@ START_TEST(test_path_efa_forced_ring_needs_cq_data)
 				ck_assert_ptr_nonnull(why);
 			rmq_path_table_init(&t, &c, &cfg, -1);
 			ck_assert(t.ring_ok == can);
-			ck_assert(!t.ring); /* unordered either way */
 			check_path(&t, 0, RMQ_PATH_RING, r.what);
 			check_path(&t, 1 * MiB, RMQ_PATH_RING, r.what);
 		}

@@ -237,14 +237,18 @@ print_table(const struct rmq_caps *c, const struct rmq_config *cfg, int pat,
 }
 
 static void
-print_can(const struct rmq_caps *c)
+print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 {
 	const char *why;
 	int         p;
 
 	printf("paths this provider can carry (RMQ_PATH / thresholds.path):\n");
 	for (p = 0; p < RMQ_PATH_COUNT; p++) {
-		if (rmq_path_can(c, p, &why))
+		if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
+		    cfg->ring_slots < 4)
+			printf("    %-10s  no: ring.slots is %d (below 4)\n",
+			       rmq_path_name(p), cfg->ring_slots);
+		else if (rmq_path_can(c, p, &why))
 			printf("    %-10s  yes\n", rmq_path_name(p));
 		else
 			printf("    %-10s  no: %s\n", rmq_path_name(p), why);
@@ -360,7 +364,7 @@ main(int argc, char **argv)
 	if (o.pattern == NULL || strcmp(o.pattern, "reqrep") == 0)
 		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_REQREP,
 		            "REQ/REP");
-	print_can(&dom->caps);
+	print_can(&dom->caps, &ctx->cfg);
 	fi_freeinfo(info);
 	rmq_dom_put(ctx, dom);
 	rmq_ctx_destroy(ctx);
