@@ -129,8 +129,12 @@ rep_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		return -RMQ_ECONNRESET;
 	}
 	rc = rmq_xfer_send(s, p, o, r->msgid, flags);
-	/* A timeout leaves the request pending: the reply may be retried. */
-	if (rc != -RMQ_EAGAIN)
+	/*
+	 * Nothing went out on a timeout, or when no path can carry this
+	 * reply (EMSGSIZE, ENOTSUP): the request stays pending and the
+	 * application may answer again, e.g. with a smaller reply.
+	 */
+	if (rc != -RMQ_EAGAIN && rc != -RMQ_EMSGSIZE && rc != -RMQ_ENOTSUP)
 		r->has_req = false;
 	return rc;
 }

@@ -591,6 +591,42 @@ START_TEST(test_ring_stream_tcp)
 }
 END_TEST
 
+/* A REP whose reply no path can carry may still answer with another. */
+static int
+serve_rep_retry(rmq_socket *s, void *arg)
+{
+	static uint8_t big[65536];
+	char           q[8];
+	int            path = RMQ_PATH_INJECT, fails = 0;
+
+	(void) arg;
+	if (force(s, path) != 0 || rmq_recv(s, q, sizeof(q), 0) != 1)
+		return 50;
+	if (rmq_send(s, big, sizeof(big), 0) != -RMQ_EMSGSIZE)
+		fails++;
+	if (rmq_send(s, "abc", 3, 0) != 3)
+		fails++;
+	return fails;
+}
+
+START_TEST(test_rep_reply_after_emsgsize)
+{
+	char        bep[64], ep[256], a[8];
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	pid_t       pid;
+
+	pid = spawn_server(RMQ_REP, bind_addr("shm", bep, sizeof(bep)),
+	                   serve_rep_retry, NULL, ep, sizeof(ep));
+	open_connected(RMQ_REQ, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_send(s, "q", 1, 0), 1);
+	ck_assert_int_eq(rmq_recv(s, a, sizeof(a), 0), 3);
+	ck_assert(memcmp(a, "abc", 3) == 0);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 /* A path the provider cannot do is refused with a reason, not ignored. */
 START_TEST(test_force_bad_value)
 {
@@ -625,6 +661,7 @@ paths_suite(void)
 	tcase_add_test(tc, test_ring_million_shm);
 	tcase_add_test(tc, test_ring_stream_tcp);
 	tcase_add_test(tc, test_force_bad_value);
+	tcase_add_test(tc, test_rep_reply_after_emsgsize);
 	suite_add_tcase(s, tc);
 	return s;
 }
