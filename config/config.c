@@ -552,13 +552,52 @@ out:
  * A variable that is set but empty counts as unset, so that
  * "RMQ_LOG= prog" does not fail.
  */
+/* RMQ_ + the dotted key in upper case, dots as underscores. */
+static void
+env_name(const char *key, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	n = (size_t) snprintf(buf, len, "RMQ_");
+	for (i = 0; key[i] != '\0' && n + 1 < len; i++, n++)
+		buf[n] = key[i] == '.' ? '_'
+		         : (key[i] >= 'a' && key[i] <= 'z') ? (char) (key[i] - 32)
+		                                             : key[i];
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+/* Apply one variable to one key; 0, or -RMQ_ECONFIG with err set. */
+static int
+env_apply(struct rmq_config *tmp, const struct rmq_schema_key *k,
+    const char *var, char *err, size_t errlen)
+{
+	char        what[RMQ_CFG_ERR_MAX];
+	const char *v = getenv(var);
+	int         rc;
+
+	if (v == NULL || v[0] == '\0')
+		return 0;
+	rc = rmq_schema_set(k, tmp, v, strlen(v), what, sizeof what);
+	if (rc != 0) {
+		set_err(err, errlen, "%s: %s", var, what);
+		return rc;
+	}
+	tmp->src[k - rmq_schema] = RMQ_CFG_SRC_ENV;
+	return 0;
+}
+
+/*
+ * A variable that is set but empty counts as unset, so that
+ * "RMQ_LOG= prog" does not fail.  The short names (RMQ_EAGER_MAX) first,
+ * then every key's full name (RMQ_THRESHOLDS_EAGER_MAX, RMQ_LIMITS_SNDHWM),
+ * which wins where both are set.
+ */
 int
 rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 {
 	const struct rmq_schema_key *k;
 	struct rmq_config            tmp;
-	char                         what[RMQ_CFG_ERR_MAX];
-	const char                  *v;
+	char                         var[96];
 	size_t                       i;
 	int                          rc = 0;
 
@@ -570,17 +609,17 @@ rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 	}
 	memcpy(&tmp, cfg, sizeof tmp);
 	for (i = 0; i < sizeof env_vars / sizeof env_vars[0]; i++) {
-		v = getenv(env_vars[i].var);
-		if (v == NULL || v[0] == '\0')
-			continue;
 		k = rmq_schema_find(env_vars[i].key, strlen(env_vars[i].key));
 		assert(k != NULL);
-		rc = rmq_schema_set(k, &tmp, v, strlen(v), what, sizeof what);
-		if (rc != 0) {
-			set_err(err, errlen, "%s: %s", env_vars[i].var, what);
+		rc = env_apply(&tmp, k, env_vars[i].var, err, errlen);
+		if (rc != 0)
 			goto out;
-		}
-		tmp.src[k - rmq_schema] = RMQ_CFG_SRC_ENV;
+	}
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		env_name(rmq_schema[i].name, var, sizeof var);
+		rc = env_apply(&tmp, &rmq_schema[i], var, err, errlen);
+		if (rc != 0)
+			goto out;
 	}
 	memcpy(cfg, &tmp, sizeof *cfg);
 out:
@@ -604,4 +643,38 @@ rmq_config_env_var(const char *key)
 		if (strcmp(env_vars[i].key, key) == 0)
 			return env_vars[i].var;
 	return NULL;
+}
+
+int
+rmq_config_dump(const struct rmq_config *cfg, FILE *f)
+{
+	const struct rmq_schema_key *k;
+	char                         val[RMQ_CFG_STR_MAX + 32], var[96];
+	const char                  *alias;
+	size_t                       i;
+
+	fprintf(f, "# effective librmq configuration: file %s, then the\n"
+	           "# environment, then the defaults; every key with its source.\n"
+	           "# Loads back as it is (dotted keys).\n",
+	    cfg->file[0] ? cfg->file : "(none)");
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		k = &rmq_schema[i];
+		rmq_schema_format(k, cfg, val, sizeof val);
+		env_name(k->name, var, sizeof var);
+		alias = rmq_config_env_var(k->name);
+		switch (cfg->src[i]) {
+		case RMQ_CFG_SRC_FILE:
+			fprintf(f, "%s: %s  # file %s\n", k->name, val, cfg->file);
+			break;
+		case RMQ_CFG_SRC_ENV:
+			fprintf(f, "%s: %s  # environment (%s%s%s)\n", k->name,
+			    val, alias ? alias : var, alias ? " or " : "",
+			    alias ? var : "");
+			break;
+		default:
+			fprintf(f, "%s: %s  # default\n", k->name, val);
+			break;
+		}
+	}
+	return ferror(f) ? -EIO : 0;
 }

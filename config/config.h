@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define RMQ_CFG_STR_MAX 64
 #define RMQ_CFG_ERR_MAX 512
@@ -100,7 +101,11 @@ int rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen);
 
 /* The schema row index of a dotted key (for cfg->src[]), or -1. */
 int rmq_config_key_index(const char *key);
-/* The environment variable that overrides a key, or NULL. */
+/* The short environment variable for a key (RMQ_EAGER_MAX), or NULL;
+ * every key also has its full name, RMQ_ + KEY with '.' as '_'. */
 const char *rmq_config_env_var(const char *key);
+
+/* Write every key's value and where it came from, as loadable YAML. */
+int rmq_config_dump(const struct rmq_config *cfg, FILE *f);
 
 #endif /* RMQ_CONFIG_H */

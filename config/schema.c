@@ -665,3 +665,35 @@ rmq_schema_echo(char *buf, size_t buflen, const char *text, size_t len)
 out:
 	return;
 }
+
+void
+rmq_schema_format(const struct rmq_schema_key *k,
+    const struct rmq_config *cfg, char *buf, size_t buflen)
+{
+	const char *field = (const char *) cfg + k->offset;
+	int64_t     v     = 0;
+	int         i;
+	size_t      z;
+
+	switch (k->type) {
+	case RMQ_SCHEMA_STRENUM:
+		snprintf(buf, buflen, "%.*s", (int) k->size, field);
+		return;
+	case RMQ_SCHEMA_ENUM:
+	case RMQ_SCHEMA_INT:
+		memcpy(&i, field, sizeof i);
+		v = i;
+		break;
+	case RMQ_SCHEMA_SIZE:
+		memcpy(&z, field, sizeof z);
+		v = (int64_t) z;
+		break;
+	case RMQ_SCHEMA_SIZE_OR_NONE:
+		memcpy(&v, field, sizeof v);
+		break;
+	}
+	if (k->type == RMQ_SCHEMA_ENUM)
+		snprintf(buf, buflen, "%s", choice_name(k, v));
+	else
+		format_value(k, v, buf, buflen);
+}

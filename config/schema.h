@@ -67,6 +67,10 @@ int rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen);
 void rmq_schema_describe(
     const struct rmq_schema_key *k, char *buf, size_t buflen);
 
+/* The current value of k in cfg, as a config file would write it. */
+void rmq_schema_format(const struct rmq_schema_key *k,
+    const struct rmq_config *cfg, char *buf, size_t buflen);
+
 /*
  * Parse text[0..len), check the range and store it into cfg.  Returns 0,
  * or -RMQ_ECONFIG with cfg untouched and "what was expected" (without the

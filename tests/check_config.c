@@ -112,13 +112,33 @@ check_str_error(const char *yaml, const char *expected)
 	ck_assert_str_eq(err, expected);
 }
 
+extern char **environ;
+
+/* Every RMQ_* variable, so nothing from the caller's shell leaks in. */
 static void
 env_clear(void)
 {
-	size_t i;
+	char   name[128];
+	size_t i, n;
+	int    again = 1;
 
 	for (i = 0; i < sizeof env_names / sizeof env_names[0]; i++)
 		unsetenv(env_names[i]);
+	while (again) {
+		again = 0;
+		for (i = 0; environ[i] != NULL; i++) {
+			if (strncmp(environ[i], "RMQ_", 4) != 0)
+				continue;
+			n = strcspn(environ[i], "=");
+			if (n >= sizeof name)
+				continue;
+			memcpy(name, environ[i], n);
+			name[n] = '\0';
+			unsetenv(name);
+			again = 1; /* environ changed under us: start over */
+			break;
+		}
+	}
 }
 
 /* Equal values; where each came from (src[], file) is not compared. */
@@ -713,6 +733,75 @@ START_TEST(test_env_overrides)
 }
 END_TEST
 
+/* Every key has its full name: RMQ_ + KEY, '.' as '_'; it beats the
+ * short one, and errors name the variable. */
+START_TEST(test_env_full_names)
+{
+	struct rmq_config cfg;
+	char              err[RMQ_CFG_ERR_MAX];
+
+	env_clear();
+	setenv("RMQ_LIMITS_SNDHWM", "5", 1);
+	setenv("RMQ_TIMEOUTS_LINGER_MS", "-1", 1);
+	setenv("RMQ_THRESHOLDS_PAIR_RNDV", "rndv_write", 1);
+	setenv("RMQ_RING_SLOT_SIZE", "8KiB", 1);
+	setenv("RMQ_EAGER_MAX", "1KiB", 1);
+	setenv("RMQ_THRESHOLDS_EAGER_MAX", "2KiB", 1);
+	rmq_config_defaults(&cfg);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
+	ck_assert_int_eq(cfg.sndhwm, 5);
+	ck_assert_int_eq(cfg.linger_ms, -1);
+	ck_assert_int_eq(cfg.pat[RMQ_CFG_PAT_PAIR].rndv, RMQ_PATH_RNDV_WRITE);
+	ck_assert_uint_eq(cfg.ring_slot_size, 8 * KiB);
+	ck_assert_uint_eq(cfg.eager_max, 2 * KiB);
+	ck_assert_int_eq(cfg.src[rmq_config_key_index("limits.sndhwm")],
+	    RMQ_CFG_SRC_ENV);
+	ck_assert_int_eq(cfg.src[rmq_config_key_index("limits.rcvhwm")],
+	    RMQ_CFG_SRC_DEFAULT);
+	setenv("RMQ_LIMITS_RCVHWM", "0", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), -RMQ_ECONFIG);
+	ck_assert_str_eq(err, "RMQ_LIMITS_RCVHWM: 0 is out of range 1..1000000");
+	env_clear();
+}
+END_TEST
+
+/* The effective configuration, dumped, loads back to the same values. */
+START_TEST(test_dump_round_trip)
+{
+	struct rmq_config cfg, back;
+	char              err[RMQ_CFG_ERR_MAX], *buf = NULL;
+	size_t            len = 0;
+	FILE             *f;
+
+	env_clear();
+	rmq_config_defaults(&cfg);
+	ck_assert_int_eq(load_str(&cfg,
+	                     "provider: tcp\nthresholds:\n  ring_max: 32KiB\n"
+	                     "  reqrep:\n    path: seg\nstrict: yes\n",
+	                     err, sizeof err),
+	    0);
+	setenv("RMQ_LIMITS_SNDHWM", "77", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(rmq_config_dump(&cfg, f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "limits.sndhwm: 77  # environment"));
+	ck_assert_ptr_nonnull(strstr(buf, "thresholds.ring_max: 32KiB  # file"));
+	ck_assert_ptr_nonnull(strstr(buf, "thresholds.reqrep.path: seg  # file"));
+	ck_assert_ptr_nonnull(strstr(buf, "strict: true  # file"));
+	ck_assert_ptr_nonnull(strstr(buf, "memory.slabs: 4  # default"));
+	memset(&back, 0xa5, sizeof back);
+	rmq_config_defaults(&back);
+	ck_assert_msg(rmq_config_load_string(&back, buf, "dump", err,
+	                  sizeof err) == 0,
+	    "%s", err);
+	assert_same_values(&back, &cfg);
+	free(buf);
+	env_clear();
+}
+END_TEST
+
 START_TEST(test_env_unset_keeps_config)
 {
 	struct rmq_config cfg, before;
@@ -905,6 +994,8 @@ config_suite(void)
 	tcase_add_test(tc, test_env_unset_keeps_config);
 	tcase_add_test(tc, test_env_bad_value);
 	tcase_add_test(tc, test_env_out_of_range);
+	tcase_add_test(tc, test_env_full_names);
+	tcase_add_test(tc, test_dump_round_trip);
 	tcase_add_test(tc, test_fuzz_truncated);
 	tcase_add_test(tc, test_fuzz_random);
 	suite_add_tcase(s, tc);

@@ -48,6 +48,9 @@ expect tuned "configuration: $tmp/tuned.yaml \(written by rmq_tune\)"
 expect tuned '4081 \.\. 8192 +eager +environment'
 expect tuned "8193 \.\. 32768 +ring +tuned \($tmp/tuned.yaml\)"
 expect tuned "32769 \.\. +rndv_write +tuned"
+expect tuned "thresholds.ring_max: 32KiB  # file $tmp/tuned.yaml"
+expect tuned "thresholds.eager_max: 8KiB  # environment \(RMQ_EAGER_MAX or RMQ_THRESHOLDS_EAGER_MAX\)"
+expect tuned "limits.sndhwm: 1000  # default"
 
 "$info" -p shm --strict >"$tmp/out" 2>&1 || fail "strict: exit $?"
 expect strict 'strict mode: +yes'

@@ -27,6 +27,7 @@ struct opts {
 	const char *config;
 	const char *pattern; /* NULL: all */
 	bool        strict;
+	bool        show_config;
 };
 
 static void
@@ -44,7 +45,10 @@ usage(FILE *f)
 	        "               config's provider; auto = the first available)\n"
 	        "  -c FILE      configuration file (default: $RMQ_CONFIG)\n"
 	        "  --pattern P  only this pattern's table\n"
-	        "  --strict     as with strict: true (verbs/efa rules)\n");
+	        "  --strict     as with strict: true (verbs/efa rules)\n"
+	        "  --show-config  print every configuration key, its value and\n"
+	        "               where it came from (file, environment, default);\n"
+	        "               implied by -c\n");
 }
 
 static const char *
@@ -276,6 +280,7 @@ main(int argc, char **argv)
 		{"config", required_argument, NULL, 'c'},
 		{"pattern", required_argument, NULL, 'P'},
 		{"strict", no_argument, NULL, 's'},
+		{"show-config", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -300,6 +305,9 @@ main(int argc, char **argv)
 			break;
 		case 's':
 			o.strict = true;
+			break;
+		case 'C':
+			o.show_config = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -357,6 +365,8 @@ main(int argc, char **argv)
 		       ctx->cfg.tuned ? " (written by rmq_tune)" : "");
 	else
 		printf("configuration: built-in defaults (no file)\n");
+	if (o.config != NULL || o.show_config)
+		rmq_config_dump(&ctx->cfg, stdout);
 	print_caps(dom, info);
 	print_numa(info);
 	if (o.pattern == NULL || strcmp(o.pattern, "pair") == 0)
