@@ -37,6 +37,13 @@ struct rmq_cfg_paths {
 	int    force;      /* RMQ_PATH_* for every message, -1 by size */
 };
 
+/* numa.policy: where slabs and rings are allocated (lib/numa.c). */
+enum rmq_cfg_numa {
+	RMQ_CFG_NUMA_AUTO = 0, /* the NIC's node, else the caller's */
+	RMQ_CFG_NUMA_OFF,      /* no placement: first touch */
+	RMQ_CFG_NUMA_NODE,     /* numa.node */
+};
+
 enum rmq_cfg_pattern {
 	RMQ_CFG_PAT_PAIR = 0,
 	RMQ_CFG_PAT_REQREP,
@@ -62,6 +69,8 @@ struct rmq_config {
 	int      strict;         /* strict: obey verbs/efa rules everywhere */
 	size_t   slab_size;      /* memory.slab_size: multi-recv slab bytes */
 	int      slabs;          /* memory.slabs: slabs posted per socket */
+	int      numa_policy;    /* numa.policy: RMQ_CFG_NUMA_* */
+	int      numa_node;      /* numa.node: for policy node, -1 none */
 	int      sndhwm;         /* limits.sndhwm: sends in flight */
 	int      rcvhwm;         /* limits.rcvhwm: unread messages per peer */
 	int64_t  max_msg_size;   /* limits.max_msg_size, -1 none */

@@ -90,6 +90,13 @@ static const struct rmq_schema_choice booleans[] = {
 	{ NULL, 0 },
 };
 
+static const struct rmq_schema_choice numa_policies[] = {
+	{ "auto", RMQ_CFG_NUMA_AUTO },
+	{ "off", RMQ_CFG_NUMA_OFF },
+	{ "node", RMQ_CFG_NUMA_NODE },
+	{ NULL, 0 },
+};
+
 /* The five path keys of one pattern's section. */
 #define PATTERN_KEYS(sec, i)                                                  	{ "thresholds." sec ".inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0,    	    NULL, FIELD(pat[i].inject_max),                                   	    sec ": largest inject payload; 0 = thresholds.inject_max" },      	{ "thresholds." sec ".eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,    	    NULL, FIELD(pat[i].eager_max),                                    	    sec ": largest eager payload; 0 = thresholds.eager_max" },        	{ "thresholds." sec ".ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,     	    NULL, FIELD(pat[i].ring_max),                                     	    sec ": largest ring payload; 0 = thresholds.ring_max" },          	{ "thresholds." sec ".rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,   	    FIELD(pat[i].rndv),                                               	    sec ": path above the ring/eager limit; auto = thresholds.rndv" }, 	{ "thresholds." sec ".path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,    	    FIELD(pat[i].force),                                              	    sec ": one path for every message; auto = thresholds.path" }
 
@@ -135,6 +142,12 @@ const struct rmq_schema_key rmq_schema[] = {
 	    NULL, FIELD(slab_size), "bytes in each multi-recv slab" },
 	{ "memory.slabs", RMQ_SCHEMA_INT, 1, 64, 4, NULL, FIELD(slabs),
 	    "multi-recv slabs posted per socket" },
+	{ "numa.policy", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_NUMA_AUTO,
+	    numa_policies, FIELD(numa_policy),
+	    "where slabs and rings go: auto (the NIC's NUMA node, else the "
+	    "caller's), off (first touch) or node (numa.node)" },
+	{ "numa.node", RMQ_SCHEMA_INT, -1, 1023, -1, NULL, FIELD(numa_node),
+	    "the NUMA node for numa.policy node; -1 = none" },
 	{ "limits.sndhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,
 	    FIELD(sndhwm), "messages in flight per socket" },
 	{ "limits.rcvhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,

@@ -4,6 +4,9 @@
 # fail with a message.  Usage: info_run.sh RMQ_INFO
 set -u
 info=$1
+# What it prints depends on these: start from none (RMQ_STRICT=1 is set
+# for the strict suite).
+for v in $(env | sed -n 's/^\(RMQ_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
