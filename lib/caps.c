@@ -145,6 +145,25 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	if (cfg != NULL && cfg->inject_max != 0 && cfg->inject_max < c->inject_max)
 		c->inject_max = cfg->inject_max;
 
+	/*
+	 * With 8 bytes of remote CQ data the header can travel there
+	 * (fi_injectdata: peer id and message id), so inject carries a whole
+	 * inject_size of payload: a 4 KiB message fits shm's 4096-byte
+	 * inject.  Not in strict mode (4 bytes), not where the row or the
+	 * file lowered the limit.
+	 */
+	c->inject_data = c->inject && c->cq_data_size >= 8 && !c->strict &&
+	                 row->inject_max == 0 &&
+	                 (cfg == NULL || cfg->inject_max == 0);
+	c->inject_data_max = c->inject_max;
+	if (c->inject_data) {
+		c->inject_data_max = c->inject_size;
+		if (c->max_msg_size != 0 && c->inject_data_max > c->max_msg_size)
+			c->inject_data_max = c->max_msg_size;
+		if (c->inject_data_max <= c->inject_max)
+			c->inject_data = false;
+	}
+
 	/* eager: an eager message (or an RTS) within max_msg_size. */
 	c->eager_max = row->eager_max;
 	if (cfg != NULL && cfg->eager_max != 0)

@@ -56,8 +56,33 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_mutex_destroy(&ctx->lock);
+	/* Slabs still held by messages need no topology to be freed. */
+	rmq_numa_close(&ctx->numa);
 	free(ctx);
 	return 0;
+}
+
+/*
+ * Where d's memory goes.  The topology is loaded at the first domain, not
+ * in rmq_ctx_new: finding PCI devices reads sysfs for a few milliseconds,
+ * which programs that never open a socket should not pay.  Called with
+ * ctx->lock held.
+ */
+static void
+dom_place(rmq_ctx *ctx, struct rmq_dom *d, const struct fi_info *info)
+{
+	struct rmq_numa_place *pl = &d->place;
+
+	if (!ctx->numa_tried && ctx->cfg.numa_policy != RMQ_CFG_NUMA_OFF) {
+		ctx->numa_tried = true;
+		if (rmq_numa_open(&ctx->numa, NULL) != 0)
+			rmq_log(RMQ_LOG_INFO, "numa: %s: memory is first touch",
+			        ctx->numa.err);
+	}
+	rmq_numa_choose(&ctx->numa, info, ctx->cfg.numa_policy,
+	                ctx->cfg.numa_node, pl);
+	rmq_log(RMQ_LOG_INFO, "%s: NUMA node %d: %s; memory %s", d->key,
+	        pl->node, pl->why, pl->mem);
 }
 
 static void
@@ -136,6 +161,7 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 			dom_free(d);
 			goto unlock;
 		}
+		dom_place(ctx, d, info);
 		rmq_log(RMQ_LOG_INFO,
 		        "%s: mr_mode %#llx mode %#llx inject %zu eager %zu "
 		        "rma %s%s wait fd %s",

@@ -57,7 +57,7 @@ slab_free(struct rmq_slab *sl)
 {
 	if (sl->mr != NULL)
 		fi_close(&sl->mr->fid);
-	free(sl->buf);
+	rmq_numa_free(sl->buf, &sl->mem);
 	free(sl);
 }
 
@@ -105,7 +105,10 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 	sl->op.kind = RMQ_OP_SLAB;
 	sl->sock    = s;
 	sl->size    = size;
-	if (posix_memalign((void **) &sl->buf, 4096, size) != 0) {
+	/* On the domain's node; the slab keeps what its free needs. */
+	sl->buf = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, size,
+	                         &sl->mem);
+	if (sl->buf == NULL) {
 		free(sl);
 		return -RMQ_ENOMEM;
 	}
@@ -169,7 +172,9 @@ tx_init(struct rmq_socket *s)
 		s->tx_slot = RMQ_RTS_SIZE;
 	s->tx_slot = (s->tx_slot + 63) & ~(size_t) 63;
 	s->ntx     = RMQ_NTX;
-	if (posix_memalign((void **) &s->tx_mem, 4096, s->tx_slot * s->ntx))
+	s->tx_mem  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place,
+	                            s->tx_slot * s->ntx, &s->tx_numa);
+	if (s->tx_mem == NULL)
 		return -RMQ_ENOMEM;
 	s->txs = calloc((size_t) s->ntx, sizeof(*s->txs));
 	if (s->txs == NULL)
@@ -433,7 +438,7 @@ rmq_ep_close(struct rmq_socket *s)
 	if (s->tx_mr != NULL)
 		fi_close(&s->tx_mr->fid);
 	s->tx_mr = NULL;
-	free(s->tx_mem);
+	rmq_numa_free(s->tx_mem, &s->tx_numa);
 	free(s->txs);
 	s->tx_mem  = NULL;
 	s->txs     = NULL;

@@ -21,10 +21,10 @@
 
 static void
 on_slab(struct rmq_socket *s, struct rmq_slab *sl, uint64_t flags,
-        void *buf, size_t len)
+        void *buf, size_t len, const uint64_t *data)
 {
 	if ((flags & FI_RECV) && buf != NULL && len > 0)
-		rmq_xfer_rx(s, sl, buf, len);
+		rmq_xfer_rx(s, sl, buf, len, data);
 	if (flags & FI_MULTI_RECV) {
 		/* The provider is done with this slab. */
 		sl->posted = false;
@@ -70,7 +70,8 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 	 * FI_REMOTE_CQ_DATA (with FI_WRITE), measured.
 	 */
 	if ((flags & FI_REMOTE_CQ_DATA) && err == 0 &&
-	    !(flags & (FI_WRITE | FI_SEND | FI_READ))) {
+	    !(flags & (FI_WRITE | FI_SEND | FI_READ)) &&
+	    (!(flags & FI_RECV) || (flags & (FI_RMA | FI_REMOTE_WRITE)))) {
 		rmq_xfer_imm(s, data);
 		/*
 		 * op_context is ours only where the provider consumed one of
@@ -80,7 +81,7 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 		if ((s->dom->caps.mode & FI_RX_CQ_DATA) && op != NULL &&
 		    op->kind == RMQ_OP_SLAB)
 			on_slab(s, (struct rmq_slab *) op,
-			        flags & FI_MULTI_RECV, NULL, 0);
+			        flags & FI_MULTI_RECV, NULL, 0, NULL);
 		return;
 	}
 	if (op == NULL) {
@@ -109,10 +110,11 @@ dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
 				        fi_strerror(-err));
 			}
 			on_slab(s, (struct rmq_slab *) op,
-			        flags & FI_MULTI_RECV, NULL, 0);
+			        flags & FI_MULTI_RECV, NULL, 0, NULL);
 			break;
 		}
-		on_slab(s, (struct rmq_slab *) op, flags, buf, len);
+		on_slab(s, (struct rmq_slab *) op, flags, buf, len,
+		        (flags & FI_REMOTE_CQ_DATA) ? &data : NULL);
 		break;
 	case RMQ_OP_TX:
 		on_tx(s, (struct rmq_tx *) op, err);

@@ -38,15 +38,15 @@ rmq_ring_rx_init(struct rmq_socket *s, struct rmq_peer *p)
 	p->ring_slots = (uint32_t) cfg->ring_slots;
 	p->ring_slot  = cfg->ring_slot_size;
 	bytes         = (size_t) p->ring_slots * p->ring_slot;
-	if (posix_memalign((void **) &p->ring, 4096, bytes) != 0) {
-		p->ring = NULL;
+	p->ring       = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, bytes,
+	                               &p->ring_mem);
+	if (p->ring == NULL)
 		return -RMQ_ENOMEM;
-	}
 	/* Remote write only: the peer can neither read it nor more. */
 	rc = rmq_mr_reg(s, p->ring, bytes, FI_REMOTE_WRITE, &p->ring_mr, NULL,
 	                NULL);
 	if (rc != 0) {
-		free(p->ring);
+		rmq_numa_free(p->ring, &p->ring_mem);
 		p->ring       = NULL;
 		p->ring_slots = 0;
 	}
@@ -59,7 +59,7 @@ rmq_ring_rx_free(struct rmq_peer *p)
 	if (p->ring_mr != NULL)
 		fi_close(&p->ring_mr->fid);
 	p->ring_mr = NULL;
-	free(p->ring);
+	rmq_numa_free(p->ring, &p->ring_mem);
 	p->ring       = NULL;
 	p->ring_slots = 0;
 }

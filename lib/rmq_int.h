@@ -17,6 +17,7 @@
 #define RMQ_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -78,7 +79,9 @@ struct rmq_caps {
 	bool     mr_endpoint;  /* MRs must be bound to the endpoint */
 	bool     mr_allocated; /* only allocated memory can be registered */
 	bool     need_context; /* FI_CONTEXT / FI_CONTEXT2 mode */
-	size_t   inject_max;   /* payload bytes that go inject */
+	size_t   inject_max;   /* payload bytes that go inject, header inline */
+	bool     inject_data;  /* header in 8 bytes of CQ data instead: */
+	size_t   inject_data_max; /* then inject carries up to inject_size */
 	size_t   eager_max;    /* payload bytes that go eager */
 	size_t   rma_chunk;    /* largest fi_read/fi_write posted */
 	size_t   ring_max;     /* payload bytes that may go by ring */
@@ -141,6 +144,87 @@ void rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c);
 /* Returns the RMQ_PATH_* for a message of len bytes. */
 int rmq_path_select(const struct rmq_path_table *t, size_t len);
 
+/* ---- NUMA (numa.c) ---- */
+
+/*
+ * Where a domain's memory goes: the NUMA node of the NIC it uses (found in
+ * the hwloc topology from fi_info's PCI address), else the node of the
+ * thread that opened it.  Built without hwloc, every answer is "no node"
+ * and memory is first-touch.
+ */
+struct hwloc_topology;
+
+/*
+ * One topology, loaded once per context.  A zeroed struct is a valid one
+ * without a topology (every placement falls back to first touch).
+ */
+struct rmq_numa {
+	struct hwloc_topology *topo; /* NULL: none (policy off, no hwloc,
+	                              * or it failed to load: see err) */
+	bool        thissystem; /* the topology is this machine's (not XML) */
+	bool        can_bind;   /* ... and hwloc can bind memory areas here */
+	int         nnodes;
+	int         caller_cpu; /* -1: ask hwloc where the calling thread
+	                         * runs; tests set a PU os index instead */
+	char        err[128];   /* why there is no topology */
+	atomic_uint warned;     /* a failed binding was logged */
+	atomic_ulong nbound;    /* allocations bound to their node */
+	atomic_ulong nfirst_touch; /* allocations left to first touch */
+};
+
+/* The choice for one domain; plain data, nothing to free. */
+struct rmq_numa_place {
+	int  node;         /* NUMA node os index, -1: none (first touch) */
+	bool bind;         /* rmq_numa_alloc binds to node */
+	bool nic_in_topo;  /* the NIC was found in the topology */
+	char nic_pci[16];  /* "0000:81:00.0"; "" if fi_info gives none */
+	char nic_name[32]; /* "mlx5_0"; "" if unknown */
+	char cpuset[128];  /* node's CPUs in hwloc list syntax ("2-3"), the
+	                    * progress thread's pinning; "": none */
+	char why[256];     /* how node was chosen (rmq_info, logs) */
+	char mem[128];     /* how memory will be placed, and why */
+};
+
+/* How one allocation was made: all rmq_numa_free needs (not the topology,
+ * which may be gone: a slab can outlive its socket and context). */
+enum rmq_numa_how {
+	RMQ_NUMA_MEM_NONE = 0,
+	RMQ_NUMA_MEM_BOUND,       /* mmap, bound by hwloc: munmap */
+	RMQ_NUMA_MEM_FIRST_TOUCH, /* posix_memalign: free */
+};
+
+struct rmq_numa_mem {
+	size_t len; /* as mapped (a page multiple when bound) */
+	int    how; /* RMQ_NUMA_MEM_* */
+};
+
+/* Load this machine's topology (xml NULL) or an XML file (tests).  Returns
+ * 0, or -errno with n usable and n->err saying why. */
+int  rmq_numa_open(struct rmq_numa *n, const char *xml);
+void rmq_numa_close(struct rmq_numa *n);
+/*
+ * Choose the node for a domain opened from info under policy
+ * (RMQ_CFG_NUMA_*; node_opt for RMQ_CFG_NUMA_NODE).  Always fills pl;
+ * a node the topology does not have falls back to auto (pl->why says so).
+ * n may be NULL or without a topology.  Returns 0, or -RMQ_EINVAL.
+ */
+int  rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info,
+                     int policy, int node_opt, struct rmq_numa_place *pl);
+/*
+ * len bytes, page-aligned, bound to pl->node when pl->bind (else, or if
+ * binding fails, first touch); *m says which, for rmq_numa_free.  NULL
+ * when out of memory.
+ */
+void *rmq_numa_alloc(struct rmq_numa *n, const struct rmq_numa_place *pl,
+                     size_t len, struct rmq_numa_mem *m);
+void  rmq_numa_free(void *p, struct rmq_numa_mem *m);
+/*
+ * The node the pages of [p, p+len) are on, or -1 (unknown, or spread over
+ * several).  Touches every page first (reads and writes back one byte), so
+ * only for memory no one else is writing (tests, rmq_info).
+ */
+int  rmq_numa_where(struct rmq_numa *n, void *p, size_t len);
+
 /* ---- context and domains (ctx.c) ---- */
 struct rmq_dom {
 	struct rmq_dom     *next;
@@ -149,14 +233,17 @@ struct rmq_dom {
 	struct fid_fabric  *fabric;
 	struct fid_domain  *domain;
 	struct rmq_caps     caps;
+	struct rmq_numa_place place; /* where its sockets' memory goes */
 	int                 refs;
 };
 
 struct rmq_ctx {
-	pthread_mutex_t   lock;      /* domains, socket count */
+	pthread_mutex_t   lock;      /* domains, socket count, numa loading */
 	struct rmq_config cfg;
 	struct rmq_dom   *doms;
 	int               nsockets;
+	struct rmq_numa   numa;      /* loaded at the first domain */
+	bool              numa_tried;
 };
 
 /* Open (or share) a domain for a provider and source address. */
@@ -186,6 +273,8 @@ struct rmq_slab {
 	struct rmq_socket *sock; /* NULL once the socket closed */
 	uint8_t         *buf;
 	size_t           size;
+	struct rmq_numa_mem mem; /* how buf was allocated: freed without the
+	                          * socket, which may be gone */
 	struct fid_mr   *mr;
 	void            *desc;
 	int              refs;   /* queued messages and rmq_msg in it */
@@ -311,6 +400,7 @@ struct rmq_peer {
 
 	/* Our ring for its writes (NULL: none). */
 	uint8_t          *ring;
+	struct rmq_numa_mem ring_mem;
 	struct fid_mr    *ring_mr;
 	uint32_t          ring_slots;
 	size_t            ring_slot;
@@ -382,6 +472,7 @@ struct rmq_socket {
 	struct fid_mr     *tx_mr;
 	void              *tx_desc;
 	uint8_t           *tx_mem;
+	struct rmq_numa_mem tx_numa;   /* how tx_mem was allocated */
 	size_t             tx_slot;    /* bytes per slot */
 	int                ntx;
 	struct rmq_tx     *tx_free;
@@ -499,8 +590,9 @@ int rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 int rmq_xfer_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
                  uint32_t msgid, uint32_t status);
 /* Handle one received fabric message (from the progress engine). */
+/* data: the header as remote CQ data (a big inject), else NULL. */
 void rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
-                 size_t len);
+                 size_t len, const uint64_t *data);
 /* Take the next queued message of p off its queue. */
 struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p);
 /*

@@ -84,13 +84,13 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 		pp = &cfg->pat[pat];
 
 	t->inject     = c->inject;
-	t->inject_max = c->inject_max;
+	t->inject_max = c->inject_data ? c->inject_data_max : c->inject_max;
 	t->src[RMQ_TH_INJECT] = row->inject_max != 0 &&
 	                                row->inject_max == c->inject_max
 	                            ? RMQ_SRC_ROW
 	                            : RMQ_SRC_INFO;
 	if (cfg != NULL && cfg->inject_max != 0 &&
-	    cfg->inject_max == c->inject_max)
+	    cfg->inject_max == t->inject_max)
 		t->src[RMQ_TH_INJECT] = cfg_src(cfg, "thresholds.inject_max");
 
 	t->eager_max = c->eager_max;

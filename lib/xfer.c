@@ -82,6 +82,29 @@ post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	return (int) rc;
 }
 
+/* inject with the header as 8 bytes of remote CQ data. */
+static int
+post_injectdata(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+                const void *buf, size_t n, uint64_t data)
+{
+	ssize_t rc;
+
+	for (;;) {
+		rc = fi_injectdata(s->ep, buf, n, data, p->fiaddr);
+		if (rc != -FI_EAGAIN)
+			break;
+		s->stats.eagain++;
+		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
+			return -RMQ_EAGAIN;
+		if (p->state == RMQ_PEER_DEAD)
+			return -RMQ_ECONNRESET;
+	}
+	if (rc != 0)
+		rmq_log(RMQ_LOG_ERROR, "fi_injectdata to %s: %s", p->name,
+		        fi_strerror((int) -rc));
+	return (int) rc;
+}
+
 int
 rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
        struct rmq_tx **txp)
@@ -556,6 +579,8 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 		          : 0;
 		if (cap > RMQ_INJECT_BUF - RMQ_HDR_SIZE)
 			cap = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
+		if (s->dom->caps.inject_data)
+			cap = s->dom->caps.inject_data_max; /* header as data */
 		if ((len > cap || len > p->eager_max) && t->force < 0) {
 			/* By size: the peer takes less; next path. */
 			path = len <= p->eager_max ? RMQ_PATH_EAGER
@@ -699,8 +724,16 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 
 	switch (path) {
 	case RMQ_PATH_INJECT:
+		if (RMQ_HDR_SIZE + len > s->dom->caps.inject_size ||
+		    RMQ_HDR_SIZE + len > RMQ_INJECT_BUF) {
+			/* Too big beside the header: the header rides as CQ
+			 * data (caps.c), no credits piggy-backed. */
+			rc = post_injectdata(s, p, &w, src, len,
+			                     ((uint64_t) p->rid << 32) | msgid);
+			break;
+		}
 		rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
-		         (uint32_t) len);
+		             (uint32_t) len);
 		rmq_hdr_encode(ib, &h);
 		if (len > 0)
 			memcpy(ib + RMQ_HDR_SIZE, src, len);
@@ -966,15 +999,29 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h,
 
 void
 rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
-            size_t len)
+            size_t len, const uint64_t *data)
 {
 	struct rmq_hdr      h;
 	struct rmq_peer    *p;
 	struct rmq_rxent   *e;
 	struct rmq_rndv_tx *r;
-	int                 rc, t;
+	uint8_t            *payload = buf + RMQ_HDR_SIZE;
+	int                 rc = 0, t;
 
-	rc = rmq_hdr_decode(&h, buf, len);
+	if (data != NULL) {
+		/* Header in the CQ data (inject beyond inline): rebuild it. */
+		memset(&h, 0, sizeof(h));
+		h.version = RMQ_WIRE_VERSION;
+		h.type    = RMQ_MT_DATA | RMQ_MT_F_INJECT;
+		h.conn    = (uint32_t) (*data >> 32);
+		h.msgid   = (uint32_t) *data;
+		h.len     = (uint32_t) len;
+		payload   = buf;
+		if (len > s->dom->caps.inject_size || len > UINT32_MAX)
+			rc = -RMQ_EPROTO; /* no inject is that big */
+	} else {
+		rc = rmq_hdr_decode(&h, buf, len);
+	}
 	if (rc != 0) {
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "dropped a malformed %zu-byte message: %s",
@@ -1002,11 +1049,11 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 		}
 		e->peer  = p;
 		e->msgid = h.msgid;
-		if (t == RMQ_MT_DATA) {
+		if (t == RMQ_MT_DATA || data != NULL) {
 			e->path = (h.type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
 			                                     : RMQ_PATH_EAGER;
 			e->len  = h.len;
-			e->data = buf + RMQ_HDR_SIZE;
+			e->data = payload;
 			e->slab = sl;
 			sl->refs++;
 		} else {

@@ -24,7 +24,7 @@ expect() {
 "$info" -p shm >"$tmp/out" 2>&1 || fail "shm: exit $?"
 expect shm '^provider shm: libfabric shm'
 expect shm 'inject size: +4096 bytes \(payload by inject <= 4080\)'
-expect shm '0 \.\. 4080 +inject +fi_info'
+expect shm '0 \.\. 4096 +inject +fi_info'
 expect shm '4097 \.\. +rndv_read +provider row'
 expect shm 'wait fd: +no'
 expect shm 'strict mode: +no'
@@ -35,7 +35,7 @@ expect shm 'ring +yes'
 expect tcp 'tcp;ofi_rxm'
 expect tcp 'path table, REQ/REP'
 grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAIR"
-expect tcp '49 \.\. 65520 +ring +provider row'
+expect tcp '65 \.\. 65520 +ring +provider row'
 expect tcp 'lands only while the target progresses'
 
 cat >"$tmp/tuned.yaml" <<YAML
@@ -48,7 +48,7 @@ YAML
 RMQ_EAGER_MAX=8192 "$info" -p shm -c "$tmp/tuned.yaml" >"$tmp/out" 2>&1 ||
 	fail "tuned: exit $?"
 expect tuned "configuration: $tmp/tuned.yaml \(written by rmq_tune\)"
-expect tuned '4081 \.\. 8192 +eager +environment'
+expect tuned '4097 \.\. 8192 +eager +environment'
 expect tuned "8193 \.\. 32768 +ring +tuned \($tmp/tuned.yaml\)"
 expect tuned "32769 \.\. +rndv_write +tuned"
 expect tuned "thresholds.ring_max: 32KiB  # file $tmp/tuned.yaml"

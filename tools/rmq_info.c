@@ -126,56 +126,105 @@ print_caps(const struct rmq_dom *d, const struct fi_info *info)
 		printf("  notes:         %s\n", c->prov->notes);
 }
 
+/* The machine: its nodes, and where this thread runs. */
 static void
-print_numa(const struct fi_info *info)
+print_machine(rmq_ctx *ctx)
 {
 #if RMQ_HAVE_HWLOC
-	hwloc_topology_t topo;
-	hwloc_bitmap_t   set = hwloc_bitmap_alloc();
+	hwloc_topology_t topo = ctx->numa.topo;
+	hwloc_bitmap_t   set  = hwloc_bitmap_alloc();
 	hwloc_obj_t      pu = NULL, node = NULL;
-	int              nnodes = 0;
+	int              nnodes;
+	bool             own = false;
 
-	printf("NUMA placement:\n");
-	if (set == NULL || hwloc_topology_init(&topo) != 0) {
-		printf("  hwloc unavailable\n");
-		hwloc_bitmap_free(set);
-		return;
+	/* policy off loads no topology: load one without I/O to say this. */
+	if (topo == NULL) {
+		own = hwloc_topology_init(&topo) == 0;
+		if (own && hwloc_topology_load(topo) != 0) {
+			hwloc_topology_destroy(topo);
+			own = false;
+		}
+		if (!own)
+			topo = NULL;
 	}
-	hwloc_topology_load(topo);
+	if (set == NULL || topo == NULL) {
+		printf("  machine: hwloc topology unavailable\n");
+		goto out;
+	}
 	nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
-	if (hwloc_get_last_cpu_location(topo, set, HWLOC_CPUBIND_THREAD) == 0)
+	/* An XML topology is another machine: where we run means nothing. */
+	if (hwloc_topology_is_thissystem(topo) &&
+	    hwloc_get_last_cpu_location(topo, set, HWLOC_CPUBIND_THREAD) == 0)
 		pu = hwloc_get_pu_obj_by_os_index(topo,
 		                                  (unsigned) hwloc_bitmap_first(set));
 	if (pu != NULL) {
 		node = hwloc_get_next_obj_covering_cpuset_by_type(
 		    topo, pu->cpuset, HWLOC_OBJ_NUMANODE, NULL);
 	}
-	printf("  machine: %d NUMA node%s; this thread runs on CPU %d",
-	       nnodes, nnodes == 1 ? "" : "s", pu ? (int) pu->os_index : -1);
+	printf("  machine: %d NUMA node%s%s; ", nnodes, nnodes == 1 ? "" : "s",
+	       hwloc_topology_is_thissystem(topo) ? ""
+	                                          : " (topology from XML)");
+	if (pu != NULL)
+		printf("this thread runs on CPU %u", pu->os_index);
+	else
+		printf("this thread's CPU is unknown");
 	if (node != NULL)
 		printf(", node %u", node->os_index);
 	printf("\n");
-	if (info->nic != NULL && info->nic->bus_attr != NULL &&
-	    info->nic->bus_attr->bus_type == FI_BUS_PCI) {
-		const struct fi_pci_attr *pci = &info->nic->bus_attr->attr.pci;
-
-		printf("  NIC: PCI %04x:%02x:%02x.%x\n", pci->domain_id,
-		       pci->bus_id, pci->device_id, pci->function_id);
-	} else {
-		printf("  NIC: none reported by the provider (shm or "
-		       "loopback)\n");
-	}
-	printf("  chosen: slabs, rings and tx buffers are allocated by the\n"
-	       "         thread that binds or connects, so they land on its\n"
-	       "         node (first touch)%s; no explicit binding yet.\n",
-	       node != NULL ? "" : " (node unknown)");
-	hwloc_topology_destroy(topo);
+out:
+	if (own)
+		hwloc_topology_destroy(topo);
 	hwloc_bitmap_free(set);
 #else
-	printf("NUMA placement:\n  built without hwloc: memory is first-touch "
-	       "on the calling thread's node\n");
-	RMQ_UNUSED(info);
+	RMQ_UNUSED(ctx);
+	printf("  machine: built without hwloc\n");
 #endif
+}
+
+/*
+ * The domain's placement (lib/numa.c), then one test allocation of a
+ * slab's size made as a socket makes it, and where its pages really went.
+ */
+static void
+print_numa(rmq_ctx *ctx, const struct rmq_dom *d)
+{
+	const struct rmq_numa_place *pl = &d->place;
+	struct rmq_numa_mem          m  = {0};
+	size_t                       len = ctx->cfg.slab_size;
+	void                        *p;
+	int                          where;
+
+	printf("NUMA placement:\n");
+	print_machine(ctx);
+	if (pl->nic_pci[0] != '\0')
+		printf("  NIC:     PCI %s%s%s%s\n", pl->nic_pci,
+		       pl->nic_name[0] ? " (" : "", pl->nic_name,
+		       pl->nic_name[0] ? ")" : "");
+	else if (pl->nic_name[0] != '\0')
+		printf("  NIC:     %s, no PCI address\n", pl->nic_name);
+	else
+		printf("  NIC:     none reported by the provider (shm or "
+		       "loopback)\n");
+	if (pl->node >= 0)
+		printf("  chosen:  node %d -- %s\n", pl->node, pl->why);
+	else
+		printf("  chosen:  no node -- %s\n", pl->why);
+	printf("  cpus:    %s (where a progress thread would be pinned)\n",
+	       pl->cpuset[0] ? pl->cpuset : "none, not pinned");
+	printf("  memory:  %s\n", pl->mem);
+	p = rmq_numa_alloc(&ctx->numa, pl, len, &m);
+	if (p == NULL) {
+		printf("           (test allocation of %zu bytes failed)\n", len);
+		return;
+	}
+	where = rmq_numa_where(&ctx->numa, p, len);
+	printf("           test slab of %zu bytes: %s, ", len,
+	       m.how == RMQ_NUMA_MEM_BOUND ? "bound" : "first touch");
+	if (where >= 0)
+		printf("pages on node %d\n", where);
+	else
+		printf("pages on an unknown node\n");
+	rmq_numa_free(p, &m);
 }
 
 static void
@@ -368,7 +417,7 @@ main(int argc, char **argv)
 	if (o.config != NULL || o.show_config)
 		rmq_config_dump(&ctx->cfg, stdout);
 	print_caps(dom, info);
-	print_numa(info);
+	print_numa(ctx, dom);
 	if (o.pattern == NULL || strcmp(o.pattern, "pair") == 0)
 		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_PAIR, "PAIR");
 	if (o.pattern == NULL || strcmp(o.pattern, "reqrep") == 0)

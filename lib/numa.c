@@ -1,0 +1,592 @@
+/*
+ * NUMA placement: find the NIC a fabric domain uses in the hwloc topology,
+ * choose the node its sockets' memory goes on, allocate there, and say why
+ * (rmq_info prints it).
+ *
+ * The NIC comes from fi_info->nic's PCI address.  Providers that leave nic
+ * NULL (tcp;ofi_rxm in 1.17, among others) still name their device in the
+ * domain name ("eth0", "mlx5_0"), which hwloc knows as an OS device, so
+ * that is tried second.  shm and loopback have no NIC: the node of the
+ * thread that opens the domain.
+ *
+ * Memory is mmap'd and bound with hwloc_set_area_membind() rather than
+ * taken from hwloc_alloc_membind(), whose memory must go back through
+ * hwloc_free() with the topology: a slab can outlive its socket and even
+ * its context (an rmq_msg holds it), so freeing must need nothing but the
+ * pointer and struct rmq_numa_mem.  The binding is not strict: on Linux
+ * that makes the node preferred, so a full node spills over to another
+ * instead of waking the OOM killer as a strict bind would -- placement is
+ * an optimisation, not a promise.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "rmq_config.h"
+#include "rmq_int.h"
+
+#if RMQ_HAVE_HWLOC
+#include <hwloc.h>
+#if HWLOC_API_VERSION < 0x00020000
+#error "librmq needs hwloc 2.x (I/O filters, memory-child NUMA nodes)"
+#endif
+#endif
+
+static size_t
+page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	return ps > 0 ? (size_t) ps : 4096;
+}
+
+static void
+place_init(struct rmq_numa_place *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->node = -1;
+}
+
+static void *
+alloc_first_touch(struct rmq_numa *n, size_t len, struct rmq_numa_mem *m)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, page_size(), len > 0 ? len : 1) != 0)
+		return NULL;
+	m->len = len;
+	m->how = RMQ_NUMA_MEM_FIRST_TOUCH;
+	if (n != NULL)
+		atomic_fetch_add(&n->nfirst_touch, 1);
+	return p;
+}
+
+void
+rmq_numa_free(void *p, struct rmq_numa_mem *m)
+{
+	if (p == NULL)
+		return;
+	switch (m->how) {
+	case RMQ_NUMA_MEM_BOUND:
+		if (munmap(p, m->len) != 0)
+			rmq_log(RMQ_LOG_WARN, "munmap(%zu bytes): %s", m->len,
+			        strerror(errno));
+		break;
+	case RMQ_NUMA_MEM_FIRST_TOUCH:
+		free(p);
+		break;
+	default:
+		/* Not from rmq_numa_alloc: leaking beats freeing wrongly. */
+		rmq_log(RMQ_LOG_ERROR, "rmq_numa_free: %p was not allocated "
+		        "by rmq_numa_alloc", p);
+		return;
+	}
+	m->len = 0;
+	m->how = RMQ_NUMA_MEM_NONE;
+}
+
+#if RMQ_HAVE_HWLOC
+
+int
+rmq_numa_open(struct rmq_numa *n, const char *xml)
+{
+	const struct hwloc_topology_support *sup;
+	hwloc_topology_t                     topo = NULL;
+	int                                  rc;
+
+	memset(n, 0, sizeof(*n));
+	atomic_init(&n->warned, 0);
+	atomic_init(&n->nbound, 0);
+	atomic_init(&n->nfirst_touch, 0);
+	n->caller_cpu = -1;
+	errno         = 0;
+	if (hwloc_topology_init(&topo) != 0) {
+		topo = NULL;
+		goto fail;
+	}
+	/* hwloc 2 leaves I/O devices out unless asked; "important" keeps
+	 * network and InfiniBand devices and the bridges above them. */
+	if (hwloc_topology_set_io_types_filter(
+	        topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0 ||
+	    (xml != NULL && hwloc_topology_set_xml(topo, xml) != 0) ||
+	    hwloc_topology_load(topo) != 0)
+		goto fail;
+	n->topo       = topo;
+	n->thissystem = hwloc_topology_is_thissystem(topo) != 0;
+	sup           = hwloc_topology_get_support(topo);
+	/* A topology from XML describes some other machine: binding to its
+	 * node numbers here would be meaningless. */
+	n->can_bind = n->thissystem && sup->membind->set_area_membind &&
+	              sup->membind->bind_membind;
+	n->nnodes = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+	return 0;
+fail:
+	rc = errno != 0 ? -errno : -RMQ_EINVAL;
+	snprintf(n->err, sizeof(n->err), "%s: %s",
+	         xml != NULL ? xml : "loading the hwloc topology",
+	         strerror(-rc));
+	if (topo != NULL)
+		hwloc_topology_destroy(topo);
+	return rc;
+}
+
+void
+rmq_numa_close(struct rmq_numa *n)
+{
+	if (n->topo != NULL)
+		hwloc_topology_destroy(n->topo);
+	n->topo = NULL;
+}
+
+static hwloc_obj_t
+first_node(struct rmq_numa *n)
+{
+	return hwloc_get_obj_by_type(n->topo, HWLOC_OBJ_NUMANODE, 0);
+}
+
+/*
+ * The node the calling thread runs on, or NULL; *how names it for the
+ * why text.  A topology from XML is some other machine: where we run
+ * means nothing there, unless it has one node only.
+ */
+static hwloc_obj_t
+caller_node(struct rmq_numa *n, const char **how)
+{
+	hwloc_bitmap_t set;
+	hwloc_obj_t    pu = NULL, node = NULL;
+	int            cpu = n->caller_cpu;
+
+	if (cpu < 0 && n->thissystem && (set = hwloc_bitmap_alloc()) != NULL) {
+		if (hwloc_get_last_cpu_location(n->topo, set,
+		                                HWLOC_CPUBIND_THREAD) == 0)
+			cpu = hwloc_bitmap_first(set);
+		hwloc_bitmap_free(set);
+	}
+	if (cpu >= 0)
+		pu = hwloc_get_pu_obj_by_os_index(n->topo, (unsigned) cpu);
+	if (pu != NULL)
+		node = hwloc_get_next_obj_covering_cpuset_by_type(
+		    n->topo, pu->cpuset, HWLOC_OBJ_NUMANODE, NULL);
+	if (node != NULL) {
+		*how = "the calling thread's node";
+		return node;
+	}
+	if (n->nnodes == 1) {
+		*how = "the only node";
+		return first_node(n);
+	}
+	*how = n->thissystem ? "the calling thread's node is unknown"
+	                     : "the calling thread's node is unknown "
+	                       "(topology not of this machine)";
+	return NULL;
+}
+
+/* The name of a PCI device's OS device: the RDMA one first ("mlx5_0"),
+ * then the network interface ("ib0"), else any; NULL if none. */
+static const char *
+pci_osdev_name(hwloc_obj_t pci)
+{
+	hwloc_obj_t o, net = NULL, any = NULL;
+
+	for (o = pci->io_first_child; o != NULL; o = o->next_sibling) {
+		if (o->type != HWLOC_OBJ_OS_DEVICE || o->name == NULL)
+			continue;
+		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS)
+			return o->name;
+		if (o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && net == NULL)
+			net = o;
+		if (any == NULL)
+			any = o;
+	}
+	return net != NULL ? net->name : any != NULL ? any->name : NULL;
+}
+
+/* The PCI device of a network or RDMA OS device named name, or NULL. */
+static hwloc_obj_t
+pci_by_osdev_name(struct rmq_numa *n, const char *name)
+{
+	hwloc_obj_t o = NULL;
+
+	while ((o = hwloc_get_next_osdev(n->topo, o)) != NULL) {
+		if (o->name == NULL || strcmp(o->name, name) != 0 ||
+		    (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
+		     o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS))
+			continue;
+		/* Virtual interfaces hang off a CPU-side object: no NIC. */
+		if (o->parent != NULL && o->parent->type == HWLOC_OBJ_PCI_DEVICE)
+			return o->parent;
+	}
+	return NULL;
+}
+
+enum nic_state {
+	NIC_NONE,        /* fi_info names no NIC, nor does the domain name */
+	NIC_NOT_PCI,     /* fi_info's NIC has no PCI address */
+	NIC_NOT_IN_TOPO, /* a PCI address hwloc does not know */
+	NIC_FOUND,       /* by its PCI address */
+	NIC_BY_NAME,     /* by the domain's name */
+};
+
+/* Find the NIC of info in the topology; fills pl->nic_*. */
+static enum nic_state
+find_nic(struct rmq_numa *n, const struct fi_info *info,
+         struct rmq_numa_place *pl, hwloc_obj_t *pcip)
+{
+	const struct fi_pci_attr *pa;
+	const char               *name = NULL;
+	hwloc_obj_t               pci  = NULL;
+	enum nic_state            st;
+
+	*pcip = NULL;
+	if (info != NULL && info->nic != NULL && info->nic->device_attr != NULL)
+		name = info->nic->device_attr->name;
+	if (info != NULL && info->nic != NULL && info->nic->bus_attr != NULL &&
+	    info->nic->bus_attr->bus_type == FI_BUS_PCI) {
+		pa = &info->nic->bus_attr->attr.pci;
+		snprintf(pl->nic_pci, sizeof(pl->nic_pci), "%04x:%02x:%02x.%x",
+		         pa->domain_id, pa->bus_id, pa->device_id,
+		         pa->function_id);
+		pci = hwloc_get_pcidev_by_busid(n->topo, pa->domain_id,
+		                                pa->bus_id, pa->device_id,
+		                                pa->function_id);
+		st = pci != NULL ? NIC_FOUND : NIC_NOT_IN_TOPO;
+	} else if (info != NULL && info->nic != NULL) {
+		st = NIC_NOT_PCI;
+	} else {
+		st = NIC_NONE;
+		if (info != NULL && info->domain_attr != NULL &&
+		    info->domain_attr->name != NULL &&
+		    (pci = pci_by_osdev_name(n, info->domain_attr->name)) !=
+		        NULL) {
+			st   = NIC_BY_NAME;
+			name = info->domain_attr->name;
+			snprintf(pl->nic_pci, sizeof(pl->nic_pci),
+			         "%04x:%02x:%02x.%x", pci->attr->pcidev.domain,
+			         pci->attr->pcidev.bus, pci->attr->pcidev.dev,
+			         pci->attr->pcidev.func);
+		}
+	}
+	if (pci != NULL && st == NIC_FOUND && pci_osdev_name(pci) != NULL)
+		name = pci_osdev_name(pci);
+	if (name != NULL)
+		snprintf(pl->nic_name, sizeof(pl->nic_name), "%s", name);
+	pl->nic_in_topo = pci != NULL;
+	*pcip           = pci;
+	return st;
+}
+
+/*
+ * The node near a NIC: its first non-I/O ancestor's.  That ancestor may
+ * span several nodes (a NIC on a package of sub-NUMA clusters, or on the
+ * machine): then the caller's node if it is one of them, else the first.
+ * Appends to why; NULL if the NIC has no node.
+ */
+static hwloc_obj_t
+nic_node(struct rmq_numa *n, hwloc_obj_t pci, char *why, size_t len)
+{
+	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(n->topo, pci), node;
+	const char *how;
+	char        list[64];
+	size_t      used = strlen(why);
+
+	if (anc == NULL || anc->nodeset == NULL ||
+	    hwloc_bitmap_iszero(anc->nodeset))
+		return NULL;
+	if (hwloc_bitmap_weight(anc->nodeset) == 1) {
+		node = hwloc_get_numanode_obj_by_os_index(
+		    n->topo, (unsigned) hwloc_bitmap_first(anc->nodeset));
+		if (node != NULL)
+			snprintf(why + used, len - used, " is on node %u",
+			         node->os_index);
+		return node;
+	}
+	hwloc_bitmap_list_snprintf(list, sizeof(list), anc->nodeset);
+	node = caller_node(n, &how);
+	if (node != NULL && hwloc_bitmap_isset(anc->nodeset, node->os_index)) {
+		snprintf(why + used, len - used, " is near nodes %s: %s %u",
+		         list, how, node->os_index);
+		return node;
+	}
+	node = hwloc_get_numanode_obj_by_os_index(
+	    n->topo, (unsigned) hwloc_bitmap_first(anc->nodeset));
+	if (node != NULL)
+		snprintf(why + used, len - used,
+		         " is near nodes %s: the first, node %u (the calling "
+		         "thread's is not one of them)",
+		         list, node->os_index);
+	return node;
+}
+
+/* policy auto: the NIC's node, else the caller's.  Appends to why. */
+static hwloc_obj_t
+choose_auto(struct rmq_numa *n, const struct fi_info *info,
+            struct rmq_numa_place *pl, char *why, size_t len)
+{
+	hwloc_obj_t    pci, node = NULL;
+	enum nic_state st = find_nic(n, info, pl, &pci);
+	const char    *how;
+	size_t         used = strlen(why);
+
+	switch (st) {
+	case NIC_FOUND:
+		snprintf(why + used, len - used, "NIC %s (%s)", pl->nic_pci,
+		         pl->nic_name[0] ? pl->nic_name : "no name");
+		break;
+	case NIC_BY_NAME:
+		snprintf(why + used, len - used,
+		         "NIC %s (%s, found by the domain's name: fi_info has "
+		         "no PCI address)",
+		         pl->nic_name, pl->nic_pci);
+		break;
+	case NIC_NOT_IN_TOPO:
+		snprintf(why + used, len - used, "NIC %s not in the topology",
+		         pl->nic_pci);
+		break;
+	case NIC_NOT_PCI:
+		snprintf(why + used, len - used,
+		         "fi_info's NIC%s%s has no PCI address",
+		         pl->nic_name[0] ? " " : "", pl->nic_name);
+		break;
+	case NIC_NONE:
+		snprintf(why + used, len - used,
+		         "no NIC in fi_info (shm/loopback)");
+		break;
+	}
+	if (pci != NULL) {
+		node = nic_node(n, pci, why, len);
+		if (node != NULL)
+			return node;
+		used = strlen(why);
+		snprintf(why + used, len - used, " has no NUMA node");
+	}
+	used = strlen(why);
+	node = caller_node(n, &how);
+	if (node != NULL)
+		snprintf(why + used, len - used, ": %s %u", how,
+		         node->os_index);
+	else
+		snprintf(why + used, len - used, ": %s", how);
+	return node;
+}
+
+int
+rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
+                int node_opt, struct rmq_numa_place *pl)
+{
+	hwloc_obj_t node = NULL, pci;
+	char        list[64];
+
+	if (pl == NULL)
+		return -RMQ_EINVAL;
+	place_init(pl);
+	if (policy != RMQ_CFG_NUMA_AUTO && policy != RMQ_CFG_NUMA_OFF &&
+	    policy != RMQ_CFG_NUMA_NODE) {
+		snprintf(pl->why, sizeof(pl->why), "unknown policy %d", policy);
+		snprintf(pl->mem, sizeof(pl->mem), "first touch");
+		return -RMQ_EINVAL;
+	}
+	if (policy == RMQ_CFG_NUMA_OFF) {
+		if (n != NULL && n->topo != NULL)
+			find_nic(n, info, pl, &pci); /* for rmq_info only */
+		snprintf(pl->why, sizeof(pl->why), "policy off (numa.policy)");
+		snprintf(pl->mem, sizeof(pl->mem), "first touch (policy off)");
+		return 0;
+	}
+	if (n == NULL || n->topo == NULL) {
+		snprintf(pl->why, sizeof(pl->why), "no hwloc topology (%s)",
+		         n != NULL && n->err[0] ? n->err : "not loaded");
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "first touch (no topology)");
+		return 0;
+	}
+	if (policy == RMQ_CFG_NUMA_NODE) {
+		if (node_opt >= 0)
+			node = hwloc_get_numanode_obj_by_os_index(
+			    n->topo, (unsigned) node_opt);
+		if (node != NULL) {
+			find_nic(n, info, pl, &pci);
+			snprintf(pl->why, sizeof(pl->why),
+			         "policy node %d from the config", node_opt);
+		} else {
+			/* A file shared by machines of different shapes
+			 * should not stop one of them from working. */
+			hwloc_bitmap_list_snprintf(
+			    list, sizeof(list),
+			    hwloc_get_root_obj(n->topo)->nodeset);
+			if (node_opt >= 0)
+				snprintf(pl->why, sizeof(pl->why),
+				         "policy node %d from the config: no "
+				         "such node here (nodes %s); as auto: ",
+				         node_opt, list);
+			else
+				snprintf(pl->why, sizeof(pl->why),
+				         "policy node without numa.node; as "
+				         "auto: ");
+			rmq_log(RMQ_LOG_WARN, "numa.node %d: no such node "
+			        "here (nodes %s): numa.policy auto instead",
+			        node_opt, list);
+		}
+	}
+	if (node == NULL)
+		node = choose_auto(n, info, pl, pl->why, sizeof(pl->why));
+	if (node == NULL) {
+		snprintf(pl->mem, sizeof(pl->mem), "first touch (no node)");
+		return 0;
+	}
+	pl->node = (int) node->os_index;
+	if (node->cpuset != NULL)
+		hwloc_bitmap_list_snprintf(pl->cpuset, sizeof(pl->cpuset),
+		                           node->cpuset);
+	pl->bind = n->can_bind;
+	if (pl->bind)
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "bound to node %d (hwloc; preferred: spills over when "
+		         "the node is full)", pl->node);
+	else if (!n->thissystem)
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "first touch (the topology is not this machine's)");
+	else
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "first touch (hwloc cannot bind memory here)");
+	return 0;
+}
+
+/* mmap and bind; NULL if binding is impossible (the caller falls back). */
+static void *
+alloc_bound(struct rmq_numa *n, int node, size_t len, struct rmq_numa_mem *m)
+{
+	size_t         ps = page_size(), rlen = (len + ps - 1) / ps * ps;
+	hwloc_bitmap_t set = hwloc_bitmap_alloc();
+	void          *p;
+	int            rc = -1, err = ENOMEM;
+
+	p = mmap(NULL, rlen, PROT_READ | PROT_WRITE,
+	         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		p = NULL;
+	if (p != NULL && set != NULL) {
+		hwloc_bitmap_only(set, (unsigned) node);
+		/* Untouched pages: the policy applies as they fault in. */
+		rc  = hwloc_set_area_membind(n->topo, p, rlen, set,
+		                             HWLOC_MEMBIND_BIND,
+		                             HWLOC_MEMBIND_BYNODESET);
+		err = errno;
+	}
+	hwloc_bitmap_free(set);
+	if (rc != 0) {
+		if (p != NULL)
+			munmap(p, rlen);
+		if (atomic_exchange(&n->warned, 1) == 0)
+			rmq_log(RMQ_LOG_WARN,
+			        "numa: cannot bind memory to node %d (%s): "
+			        "first touch instead", node, strerror(err));
+		return NULL;
+	}
+	m->len = rlen;
+	m->how = RMQ_NUMA_MEM_BOUND;
+	atomic_fetch_add(&n->nbound, 1);
+	return p;
+}
+
+void *
+rmq_numa_alloc(struct rmq_numa *n, const struct rmq_numa_place *pl,
+               size_t len, struct rmq_numa_mem *m)
+{
+	void *p;
+
+	if (n != NULL && n->topo != NULL && n->can_bind && pl != NULL &&
+	    pl->bind && pl->node >= 0 && len > 0) {
+		p = alloc_bound(n, pl->node, len, m);
+		if (p != NULL)
+			return p;
+	}
+	return alloc_first_touch(n, len, m);
+}
+
+int
+rmq_numa_where(struct rmq_numa *n, void *p, size_t len)
+{
+	volatile uint8_t *b = p;
+	hwloc_bitmap_t    set;
+	size_t            ps = page_size(), off;
+	int               node = -1;
+
+	if (p == NULL || len == 0)
+		return -1;
+	/* Untouched pages are on no node yet. */
+	for (off = 0; off < len; off += ps)
+		b[off] = b[off];
+	b[len - 1] = b[len - 1];
+	if (n == NULL || n->topo == NULL || !n->thissystem ||
+	    (set = hwloc_bitmap_alloc()) == NULL)
+		return -1;
+	if (hwloc_get_area_memlocation(n->topo, p, len, set,
+	                               HWLOC_MEMBIND_BYNODESET) == 0 &&
+	    hwloc_bitmap_weight(set) == 1)
+		node = hwloc_bitmap_first(set);
+	hwloc_bitmap_free(set);
+	return node;
+}
+
+#else /* !RMQ_HAVE_HWLOC */
+
+int
+rmq_numa_open(struct rmq_numa *n, const char *xml)
+{
+	RMQ_UNUSED(xml);
+	memset(n, 0, sizeof(*n));
+	atomic_init(&n->warned, 0);
+	atomic_init(&n->nbound, 0);
+	atomic_init(&n->nfirst_touch, 0);
+	n->caller_cpu = -1;
+	snprintf(n->err, sizeof(n->err), "built without hwloc");
+	return -RMQ_ENOTSUP;
+}
+
+void
+rmq_numa_close(struct rmq_numa *n)
+{
+	RMQ_UNUSED(n);
+}
+
+int
+rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
+                int node_opt, struct rmq_numa_place *pl)
+{
+	RMQ_UNUSED(n);
+	RMQ_UNUSED(info);
+	RMQ_UNUSED(node_opt);
+	if (pl == NULL)
+		return -RMQ_EINVAL;
+	place_init(pl);
+	snprintf(pl->why, sizeof(pl->why), "%s",
+	         policy == RMQ_CFG_NUMA_OFF ? "policy off (numa.policy)"
+	                                    : "built without hwloc");
+	snprintf(pl->mem, sizeof(pl->mem), "first touch (%s)",
+	         policy == RMQ_CFG_NUMA_OFF ? "policy off"
+	                                    : "built without hwloc");
+	return 0;
+}
+
+void *
+rmq_numa_alloc(struct rmq_numa *n, const struct rmq_numa_place *pl,
+               size_t len, struct rmq_numa_mem *m)
+{
+	RMQ_UNUSED(pl);
+	return alloc_first_touch(n, len, m);
+}
+
+int
+rmq_numa_where(struct rmq_numa *n, void *p, size_t len)
+{
+	RMQ_UNUSED(n);
+	RMQ_UNUSED(p);
+	RMQ_UNUSED(len);
+	return -1;
+}
+
+#endif /* RMQ_HAVE_HWLOC */
