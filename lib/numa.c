@@ -417,18 +417,22 @@ rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
 			hwloc_bitmap_list_snprintf(
 			    list, sizeof(list),
 			    hwloc_get_root_obj(n->topo)->nodeset);
-			if (node_opt >= 0)
+			if (node_opt >= 0) {
 				snprintf(pl->why, sizeof(pl->why),
 				         "policy node %d from the config: no "
 				         "such node here (nodes %s); as auto: ",
 				         node_opt, list);
-			else
+				rmq_log(RMQ_LOG_WARN, "numa.node %d is not a "
+				        "node here (nodes %s): policy auto "
+				        "instead", node_opt, list);
+			} else {
 				snprintf(pl->why, sizeof(pl->why),
 				         "policy node without numa.node; as "
 				         "auto: ");
-			rmq_log(RMQ_LOG_WARN, "numa.node %d: no such node "
-			        "here (nodes %s): numa.policy auto instead",
-			        node_opt, list);
+				rmq_log(RMQ_LOG_WARN, "numa.policy node "
+				        "without numa.node: policy auto "
+				        "instead");
+			}
 		}
 	}
 	if (node == NULL)

@@ -18,7 +18,8 @@
  * rndv_read (38.3 vs rndv_write 52, rndv_send 64 at 256 KiB means).
  * tcp;ofi_rxm orders writes with sends whatever we ask, so mixing the ring
  * with the other paths costs nothing here.  So: inject up to 48 B (its
- * inject size), the ring from 49 B to a quarter of the ring (65520 B with
+ * inject size; 64 B with the header as CQ data, measured 4.76 us p50
+ * against the ring's 5.05), the ring to a quarter of the ring (65520 B with
  * the default 64 x 4 KiB), rndv_read above.  No eager range: eager is
  * the fallback for a peer without a ring.
  */

@@ -23,7 +23,7 @@ expect() {
 
 "$info" -p shm >"$tmp/out" 2>&1 || fail "shm: exit $?"
 expect shm '^provider shm: libfabric shm'
-expect shm 'inject size: +4096 bytes \(payload by inject <= 4080\)'
+expect shm 'inject size: +4096 bytes \(payload by inject <= 4096, header as CQ data\)'
 expect shm '0 \.\. 4096 +inject +fi_info'
 expect shm '4097 \.\. +rndv_read +provider row'
 expect shm 'wait fd: +no'

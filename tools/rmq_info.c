@@ -94,8 +94,13 @@ print_caps(const struct rmq_dom *d, const struct fi_info *info)
 	       c->strict ? "  (strict: FI_MR_LOCAL applied)" : "");
 	v = c->msg_order;
 	printf("  msg_order:     %s\n", fi_tostr(&v, FI_TYPE_MSG_ORDER));
-	printf("  inject size:   %zu bytes (payload by inject <= %zu)\n",
-	       c->inject_size, c->inject_max);
+	if (c->inject_data)
+		printf("  inject size:   %zu bytes (payload by inject <= %zu, "
+		       "header as CQ data)\n",
+		       c->inject_size, c->inject_data_max);
+	else
+		printf("  inject size:   %zu bytes (payload by inject <= %zu)\n",
+		       c->inject_size, c->inject_max);
 	printf("  max_msg_size:  %zu\n", c->max_msg_size);
 	printf("  cq_data_size:  %zu bytes%s\n", c->cq_data_size,
 	       c->strict ? " (strict: at most 4)" : "");

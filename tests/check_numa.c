@@ -1,0 +1,805 @@
+/*
+ * Unit tests for lib/numa.c: which NUMA node a domain's memory goes on,
+ * why, and where the memory really went.
+ *
+ * This machine has one NUMA node and no RDMA NIC, so the choices are
+ * tested on hwloc XML topologies in tests/data (hand-written, checked with
+ * hwloc-info --input):
+ *   numa_two_nodes.xml  nodes 0 (PUs 0-1) and 1 (PUs 2-3); eth0 at
+ *                       0000:01:00.0 on node 0, mlx5_0/ib0 at
+ *                       0000:81:00.0 on node 1
+ *   numa_four_nics.xml  nodes 0-3 (PUs 2n, 2n+1); mlx5_0 0000:01:00.0 on
+ *                       node 0, mlx5_1 0000:41:00.0 on node 3, mlx5_2
+ *                       0000:81:00.0 on package 1 (nodes 2-3), mlx5_3
+ *                       0000:c1:00.0 on the machine (nodes 0-3)
+ *   numa_one_node.xml   one node, two PUs, no PCI
+ * An XML topology is some other machine: where the calling thread runs is
+ * unknown there (unless the test sets n.caller_cpu), and nothing is bound.
+ * The allocation tests run on this machine's real topology and ask hwloc
+ * where the pages are.  fi_info values are built on the stack:
+ * fi_allocinfo() gives no nic, and fi_freeinfo() would fi_close() one.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkmain.h"
+#include "rmq_config.h"
+#include "rmq_int.h"
+#include "testutil.h"
+
+#if RMQ_HAVE_HWLOC
+#include <hwloc.h>
+#endif
+
+#ifndef RMQ_TEST_DATA_DIR
+#error "RMQ_TEST_DATA_DIR must be defined"
+#endif
+
+#define XML_TWO  RMQ_TEST_DATA_DIR "/numa_two_nodes.xml"
+#define XML_FOUR RMQ_TEST_DATA_DIR "/numa_four_nics.xml"
+#define XML_ONE  RMQ_TEST_DATA_DIR "/numa_one_node.xml"
+
+/* An fi_info with only what rmq_numa_choose reads. */
+struct fake_info {
+	struct fi_info        info;
+	struct fi_domain_attr dom;
+	struct fid_nic        nic;
+	struct fi_device_attr dev;
+	struct fi_bus_attr    bus;
+};
+
+/* No NIC; domain name as a provider would give it ("shm", "lo"). */
+static const struct fi_info *
+fake_no_nic(struct fake_info *f, const char *domain)
+{
+	memset(f, 0, sizeof(*f));
+	f->dom.name         = (char *) domain;
+	f->info.domain_attr = &f->dom;
+	return &f->info;
+}
+
+/* A NIC at a PCI address, as verbs and efa report it. */
+static const struct fi_info *
+fake_pci(struct fake_info *f, uint16_t dom, uint8_t bus, uint8_t dev,
+         uint8_t fn, const char *name)
+{
+	fake_no_nic(f, name);
+	f->dev.name                 = (char *) name;
+	f->bus.bus_type             = FI_BUS_PCI;
+	f->bus.attr.pci.domain_id   = dom;
+	f->bus.attr.pci.bus_id      = bus;
+	f->bus.attr.pci.device_id   = dev;
+	f->bus.attr.pci.function_id = fn;
+	f->nic.device_attr          = &f->dev;
+	f->nic.bus_attr             = &f->bus;
+	f->info.nic                 = &f->nic;
+	return &f->info;
+}
+
+#if RMQ_HAVE_HWLOC
+
+static bool
+starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void
+open_xml(struct rmq_numa *n, const char *path)
+{
+	int rc = rmq_numa_open(n, path);
+
+	ck_assert_msg(rc == 0, "%s: %s", path, n->err);
+	ck_assert_ptr_nonnull(n->topo);
+}
+
+/* Choose under policy auto; pl->why is printed when a check fails. */
+static void
+choose(struct rmq_numa *n, const struct fi_info *info,
+       struct rmq_numa_place *pl)
+{
+	ck_assert_int_eq(rmq_numa_choose(n, info, RMQ_CFG_NUMA_AUTO, -1, pl),
+	                 0);
+}
+
+START_TEST(test_open_xml)
+{
+	struct rmq_numa n;
+
+	open_xml(&n, XML_TWO);
+	ck_assert_int_eq(n.nnodes, 2);
+	ck_assert(!n.thissystem);
+	ck_assert(!n.can_bind);
+	ck_assert_int_eq(n.caller_cpu, -1);
+	rmq_numa_close(&n);
+	ck_assert_ptr_null(n.topo);
+	rmq_numa_close(&n); /* twice is harmless */
+}
+END_TEST
+
+/* A file that is not there: an error, and no node with the reason. */
+START_TEST(test_open_missing_xml)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	ck_assert_int_lt(rmq_numa_open(&n, RMQ_TEST_DATA_DIR "/nosuch.xml"), 0);
+	ck_assert_ptr_null(n.topo);
+	ck_assert_msg(strstr(n.err, "nosuch.xml") != NULL, "%s", n.err);
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, "mlx5_0"), &pl);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert(!pl.bind);
+	ck_assert_msg(starts_with(pl.why, "no hwloc topology ("), "%s", pl.why);
+	ck_assert_str_eq(pl.mem, "first touch (no topology)");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (a) Two nodes, the NIC on node 1. */
+START_TEST(test_choose_nic_node1)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, "mlx5_0"), &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.why, "NIC 0000:81:00.0 (mlx5_0) is on node 1");
+	ck_assert_str_eq(pl.nic_pci, "0000:81:00.0");
+	ck_assert_str_eq(pl.nic_name, "mlx5_0");
+	ck_assert(pl.nic_in_topo);
+	ck_assert_str_eq(pl.cpuset, "2-3");
+	/* Not this machine: chosen, but nothing to bind to. */
+	ck_assert(!pl.bind);
+	ck_assert_str_eq(pl.mem,
+	                 "first touch (the topology is not this machine's)");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* The name comes from hwloc's RDMA device, not from fi_info's. */
+START_TEST(test_choose_nic_name_from_topology)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, "verbs-dev"), &pl);
+	ck_assert_str_eq(pl.nic_name, "mlx5_0");
+	/* An Ethernet NIC has only its interface. */
+	choose(&n, fake_pci(&f, 0, 0x01, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.why, "NIC 0000:01:00.0 (eth0) is on node 0");
+	ck_assert_str_eq(pl.cpuset, "0-1");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (b) Several NICs: the one fi_info names. */
+START_TEST(test_choose_several_nics)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_FOUR);
+	ck_assert_int_eq(n.nnodes, 4);
+	choose(&n, fake_pci(&f, 0, 0x01, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.why, "NIC 0000:01:00.0 (mlx5_0) is on node 0");
+	ck_assert_str_eq(pl.cpuset, "0-1");
+	choose(&n, fake_pci(&f, 0, 0x41, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 3);
+	ck_assert_str_eq(pl.why, "NIC 0000:41:00.0 (mlx5_1) is on node 3");
+	ck_assert_str_eq(pl.cpuset, "6-7");
+	/* The caller's node does not matter when the NIC has one node. */
+	n.caller_cpu = 0;
+	choose(&n, fake_pci(&f, 0, 0x41, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 3);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* A NIC near several nodes: the caller's if among them, else the first. */
+START_TEST(test_choose_nic_spans_nodes)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_FOUR);
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 2);
+	ck_assert_str_eq(pl.why,
+	                 "NIC 0000:81:00.0 (mlx5_2) is near nodes 2-3: the "
+	                 "first, node 2 (the calling thread's is not one of "
+	                 "them)");
+	n.caller_cpu = 7; /* node 3 */
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 3);
+	ck_assert_str_eq(pl.why, "NIC 0000:81:00.0 (mlx5_2) is near nodes "
+	                         "2-3: the calling thread's node 3");
+	ck_assert_str_eq(pl.cpuset, "6-7");
+	n.caller_cpu = 1; /* node 0: not near this NIC */
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 2);
+	/* On the machine: every node is near it. */
+	n.caller_cpu = 4;
+	choose(&n, fake_pci(&f, 0, 0xc1, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 2);
+	ck_assert_str_eq(pl.why, "NIC 0000:c1:00.0 (mlx5_3) is near nodes "
+	                         "0-3: the calling thread's node 2");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/*
+ * (c) No NIC (shm): the caller's node.  In an XML topology that is
+ * unknown: no node, first touch, and the reason says so.
+ */
+START_TEST(test_choose_no_nic_caller_unknown)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_str_eq(pl.why, "no NIC in fi_info (shm/loopback): the "
+	                         "calling thread's node is unknown (topology "
+	                         "not of this machine)");
+	ck_assert_str_eq(pl.nic_pci, "");
+	ck_assert_str_eq(pl.nic_name, "");
+	ck_assert(!pl.nic_in_topo);
+	ck_assert_str_eq(pl.cpuset, "");
+	ck_assert(!pl.bind);
+	ck_assert_str_eq(pl.mem, "first touch (no node)");
+	/* No fi_info at all: the same. */
+	choose(&n, NULL, &pl);
+	ck_assert_int_eq(pl.node, -1);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (c) No NIC, the caller on PU 3: node 1. */
+START_TEST(test_choose_no_nic_caller_node)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	n.caller_cpu = 3;
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.why, "no NIC in fi_info (shm/loopback): the "
+	                         "calling thread's node 1");
+	ck_assert_str_eq(pl.cpuset, "2-3");
+	/* A CPU the topology does not have: unknown. */
+	n.caller_cpu = 42;
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	ck_assert_int_eq(pl.node, -1);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (c) One node: the caller's node even when where it runs is unknown. */
+START_TEST(test_choose_no_nic_one_node)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_ONE);
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.why, "no NIC in fi_info (shm/loopback): the only "
+	                         "node 0");
+	ck_assert_str_eq(pl.cpuset, "0-1");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (d) A PCI address the topology does not have: the caller's node. */
+START_TEST(test_choose_nic_not_in_topology)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_pci(&f, 0, 0x99, 0, 1, "mlx5_9"), &pl);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_str_eq(pl.why, "NIC 0000:99:00.1 not in the topology: the "
+	                         "calling thread's node is unknown (topology "
+	                         "not of this machine)");
+	ck_assert_str_eq(pl.nic_pci, "0000:99:00.1");
+	ck_assert_str_eq(pl.nic_name, "mlx5_9"); /* fi_info's */
+	ck_assert(!pl.nic_in_topo);
+	n.caller_cpu = 1;
+	choose(&n, fake_pci(&f, 1, 0x81, 0, 0, NULL), &pl); /* domain 1 */
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.why, "NIC 0001:81:00.0 not in the topology: the "
+	                         "calling thread's node 0");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* A NIC that is not on PCI: the caller's node. */
+START_TEST(test_choose_nic_not_pci)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	n.caller_cpu = 2;
+	fake_pci(&f, 0, 0x81, 0, 0, "cxi0");
+	f.bus.bus_type = FI_BUS_UNKNOWN;
+	choose(&n, &f.info, &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.why, "fi_info's NIC cxi0 has no PCI address: the "
+	                         "calling thread's node 1");
+	ck_assert_str_eq(pl.nic_pci, "");
+	/* No bus attributes at all: the same. */
+	f.nic.bus_attr = NULL;
+	choose(&n, &f.info, &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.nic_name, "cxi0");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* No nic, but the domain is named after a device hwloc knows. */
+START_TEST(test_choose_by_domain_name)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_FOUR);
+	choose(&n, fake_no_nic(&f, "mlx5_1"), &pl);
+	ck_assert_int_eq(pl.node, 3);
+	ck_assert_str_eq(pl.nic_pci, "0000:41:00.0");
+	ck_assert_str_eq(pl.nic_name, "mlx5_1");
+	ck_assert(pl.nic_in_topo);
+	ck_assert_str_eq(pl.why, "NIC mlx5_1 (0000:41:00.0, found by the "
+	                         "domain's name: fi_info has no PCI address) "
+	                         "is on node 3");
+	rmq_numa_close(&n);
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_no_nic(&f, "ib0"), &pl); /* a network interface */
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.nic_pci, "0000:81:00.0");
+	choose(&n, fake_no_nic(&f, "lo"), &pl); /* tcp on loopback */
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_str_eq(pl.nic_pci, "");
+	choose(&n, fake_no_nic(&f, "mlx5"), &pl); /* names match whole */
+	ck_assert_str_eq(pl.nic_pci, "");
+	/* A PCI address wins over the name. */
+	fake_pci(&f, 0, 0x01, 0, 0, NULL);
+	f.dom.name = "ib0";
+	choose(&n, &f.info, &pl);
+	ck_assert_int_eq(pl.node, 0);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* (e) policy off: no node, first touch; the NIC is still reported. */
+START_TEST(test_policy_off)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
+	                                 RMQ_CFG_NUMA_OFF, 1, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert(!pl.bind);
+	ck_assert_str_eq(pl.why, "policy off (numa.policy)");
+	ck_assert_str_eq(pl.mem, "first touch (policy off)");
+	ck_assert_str_eq(pl.nic_pci, "0000:81:00.0");
+	ck_assert_str_eq(pl.cpuset, "");
+	rmq_numa_close(&n);
+	/* Without a topology (the context loads none for policy off). */
+	ck_assert_int_eq(rmq_numa_choose(NULL, &f.info, RMQ_CFG_NUMA_OFF, -1,
+	                                 &pl),
+	                 0);
+	ck_assert_str_eq(pl.why, "policy off (numa.policy)");
+}
+END_TEST
+
+/* (e) policy node N: N, whatever the NIC says. */
+START_TEST(test_policy_node)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
+	                                 RMQ_CFG_NUMA_NODE, 0, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.why, "policy node 0 from the config");
+	ck_assert_str_eq(pl.cpuset, "0-1");
+	ck_assert_str_eq(pl.nic_pci, "0000:81:00.0");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/*
+ * (e) policy node N with no node N here: not an error (one file may serve
+ * machines of several shapes) but auto, and the reason says so.
+ */
+START_TEST(test_policy_node_out_of_range)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
+	                                 RMQ_CFG_NUMA_NODE, 5, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.why, "policy node 5 from the config: no such node "
+	                         "here (nodes 0-1); as auto: NIC 0000:81:00.0 "
+	                         "(mlx5_0) is on node 1");
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_no_nic(&f, "shm"),
+	                                 RMQ_CFG_NUMA_NODE, -1, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_msg(starts_with(pl.why, "policy node without numa.node; "
+	                                  "as auto: no NIC"),
+	              "%s", pl.why);
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, 7, 0, &pl), -RMQ_EINVAL);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, NULL),
+	                 -RMQ_EINVAL);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* A node chosen in an XML topology is never bound to on this machine. */
+START_TEST(test_alloc_xml_first_touch)
+{
+	struct rmq_numa_place pl;
+	struct rmq_numa_mem   m = {0};
+	struct fake_info      f;
+	struct rmq_numa       n;
+	uint8_t              *p;
+
+	open_xml(&n, XML_TWO);
+	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
+	ck_assert_int_eq(pl.node, 1);
+	p = rmq_numa_alloc(&n, &pl, 100000, &m);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t) p % 4096, 0);
+	ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	ck_assert_uint_eq(m.len, 100000);
+	ck_assert_uint_eq(atomic_load(&n.nfirst_touch), 1);
+	ck_assert_uint_eq(atomic_load(&n.nbound), 0);
+	memset(p, 0xa5, 100000);
+	ck_assert_int_eq(rmq_numa_where(&n, p, 100000), -1); /* unknowable */
+	rmq_numa_free(p, &m);
+	ck_assert_int_eq(m.how, RMQ_NUMA_MEM_NONE);
+	rmq_numa_free(NULL, &m); /* harmless */
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/*
+ * (f) This machine: the caller's node (the only one here), and the pages
+ * really are there.  Bound when hwloc can bind here; if it cannot, the
+ * fallback is what is checked, and the log says so.
+ */
+START_TEST(test_alloc_real_caller_node)
+{
+	const struct hwloc_topology_support *sup;
+	struct rmq_numa_place                pl;
+	struct rmq_numa_mem                  m = {0};
+	struct fake_info                     f;
+	struct rmq_numa                      n;
+	hwloc_membind_policy_t               pol;
+	hwloc_bitmap_t                       set;
+	size_t                               len = 1 << 20;
+	uint8_t                             *p;
+	bool                                 can;
+
+	ck_assert_int_eq(rmq_numa_open(&n, NULL), 0);
+	ck_assert(n.thissystem);
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	ck_assert_msg(pl.node >= 0, "%s", pl.why);
+	if (n.nnodes == 1) {
+		ck_assert_int_eq(pl.node,
+		                 (int) hwloc_get_obj_by_type(
+		                     n.topo, HWLOC_OBJ_NUMANODE, 0)->os_index);
+		ck_assert_msg(strstr(pl.why, "the calling thread's node") !=
+		                  NULL,
+		              "%s", pl.why);
+	}
+	sup = hwloc_topology_get_support(n.topo);
+	can = sup->membind->set_area_membind && sup->membind->bind_membind;
+	ck_assert_int_eq(n.can_bind, can);
+	p = rmq_numa_alloc(&n, &pl, len, &m);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t) p % 4096, 0);
+	memset(p, 0x5a, len);
+	ck_assert_int_eq(rmq_numa_where(&n, p, len), pl.node);
+	if (can) {
+		ck_assert_int_eq(m.how, RMQ_NUMA_MEM_BOUND);
+		ck_assert_uint_eq(atomic_load(&n.nbound), 1);
+		ck_assert_msg(starts_with(pl.mem, "bound to node"), "%s",
+		              pl.mem);
+		/* The policy is on the pages, not just luck. */
+		set = hwloc_bitmap_alloc();
+		ck_assert_int_eq(hwloc_get_area_membind(n.topo, p, len, set,
+		                                        &pol,
+		                                        HWLOC_MEMBIND_BYNODESET),
+		                 0);
+		ck_assert_int_eq(hwloc_bitmap_weight(set), 1);
+		ck_assert_int_eq(hwloc_bitmap_first(set), pl.node);
+		hwloc_bitmap_free(set);
+	} else {
+		fprintf(stderr, "check_numa: hwloc cannot bind memory here "
+		        "(set_area_membind %d, bind_membind %d): checking the "
+		        "first-touch fallback\n",
+		        sup->membind->set_area_membind,
+		        sup->membind->bind_membind);
+		ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+		ck_assert_str_eq(pl.mem,
+		                 "first touch (hwloc cannot bind memory here)");
+	}
+	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* Lengths that are not a page multiple are rounded for the mapping. */
+START_TEST(test_alloc_real_odd_length)
+{
+	struct rmq_numa_place pl;
+	struct rmq_numa_mem   m = {0};
+	struct fake_info      f;
+	struct rmq_numa       n;
+	long                  ps = sysconf(_SC_PAGESIZE);
+	uint8_t              *p;
+
+	ck_assert_int_eq(rmq_numa_open(&n, NULL), 0);
+	choose(&n, fake_no_nic(&f, "shm"), &pl);
+	p = rmq_numa_alloc(&n, &pl, 1000, &m);
+	ck_assert_ptr_nonnull(p);
+	memset(p, 1, 1000);
+	if (m.how == RMQ_NUMA_MEM_BOUND)
+		ck_assert_uint_eq(m.len, (size_t) ps);
+	else
+		ck_assert_uint_eq(m.len, 1000);
+	ck_assert_int_eq(rmq_numa_where(&n, p, 1000), pl.node);
+	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* policy off on this machine: first touch, still somewhere real. */
+START_TEST(test_alloc_real_policy_off)
+{
+	struct rmq_numa_place pl;
+	struct rmq_numa_mem   m = {0};
+	struct fake_info      f;
+	struct rmq_numa       n;
+	uint8_t              *p;
+
+	ck_assert_int_eq(rmq_numa_open(&n, NULL), 0);
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_no_nic(&f, "shm"),
+	                                 RMQ_CFG_NUMA_OFF, -1, &pl),
+	                 0);
+	p = rmq_numa_alloc(&n, &pl, 65536, &m);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	ck_assert_uint_eq(atomic_load(&n.nbound), 0);
+	if (n.nnodes == 1)
+		ck_assert_int_ge(rmq_numa_where(&n, p, 65536), 0);
+	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+static int
+serve_reply(rmq_socket *s, void *arg)
+{
+	char buf[64];
+
+	(void) arg;
+	if (rmq_recv(s, buf, sizeof(buf), 0) != 5)
+		return 1;
+	if (rmq_send(s, "k", 1, 0) != 1)
+		return 2;
+	/* Stay until the client has looked at its peer. */
+	return rmq_recv(s, buf, sizeof(buf), 0) != 4 ? 3 : 0;
+}
+
+/*
+ * A socket's slabs, send slots and its peer's ring go on the domain's
+ * node; a slab held by a message outlives the socket and the context and
+ * is freed without them.
+ */
+START_TEST(test_socket_memory_placed)
+{
+	struct rmq_socket *s;
+	struct rmq_slab   *sl;
+	struct rmq_peer   *p = NULL;
+	rmq_ctx           *ctx;
+	rmq_msg           *msg;
+	char               ep[256], bep[64];
+	size_t             ring_len;
+	int                i, want, nslabs = 0;
+	pid_t              pid;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_reply, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_send(s, "hello", 5, 0), 5);
+	ck_assert_int_eq(rmq_msg_recv(s, &msg, 0), 0);
+
+	ck_assert_msg(s->dom->place.node >= 0, "%s", s->dom->place.why);
+	want = ctx->numa.can_bind ? RMQ_NUMA_MEM_BOUND
+	                          : RMQ_NUMA_MEM_FIRST_TOUCH;
+	for (sl = s->slabs; sl != NULL; sl = sl->next, nslabs++) {
+		ck_assert_int_eq(sl->mem.how, want);
+		ck_assert_int_eq(rmq_numa_where(&ctx->numa, sl->buf, sl->size),
+		                 s->dom->place.node);
+	}
+	ck_assert_int_ge(nslabs, 1);
+	ck_assert_int_eq(s->tx_numa.how, want);
+	for (i = 0; i < s->peers_cap && p == NULL; i++)
+		p = s->peers[i];
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(p->ring); /* tcp has the ring path */
+	ck_assert_int_eq(p->ring_mem.how, want);
+	ring_len = (size_t) p->ring_slots * p->ring_slot;
+	ck_assert_int_eq(rmq_numa_where(&ctx->numa, p->ring, ring_len),
+	                 s->dom->place.node);
+	/* Slabs, the tx slots, the ring; replenishing may have freed some. */
+	if (want == RMQ_NUMA_MEM_BOUND)
+		ck_assert_uint_ge(atomic_load(&ctx->numa.nbound),
+		                  (unsigned) nslabs + 2);
+	else
+		ck_assert_uint_eq(atomic_load(&ctx->numa.nbound), 0);
+
+	ck_assert_int_eq(msg->kind, RMQ_MSGK_SLAB);
+	ck_assert_int_eq(msg->slab->mem.how, want);
+	ck_assert_int_eq(rmq_send(s, "done", 4, 0), 4);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+	/* The slab is the message's alone now; valgrind checks this. */
+	ck_assert_int_eq(((char *) rmq_msg_data(msg))[0], 'k');
+	rmq_msg_free(msg);
+}
+END_TEST
+
+/* numa.policy off in a context: no topology loaded, first touch. */
+START_TEST(test_socket_policy_off)
+{
+	struct rmq_socket *s;
+	rmq_ctx           *ctx;
+	char               ep[256], bep[64];
+	pid_t              pid;
+
+	setenv("RMQ_NUMA_POLICY", "off", 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_reply, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	unsetenv("RMQ_NUMA_POLICY");
+	ck_assert_int_eq(ctx->cfg.numa_policy, RMQ_CFG_NUMA_OFF);
+	ck_assert_int_eq(rmq_send(s, "hello", 5, 0), 5);
+	ck_assert_int_eq(rmq_recv(s, ep, sizeof(ep), 0), 1);
+	ck_assert_ptr_null(ctx->numa.topo);
+	ck_assert_int_eq(s->dom->place.node, -1);
+	ck_assert_int_eq(s->slabs->mem.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	ck_assert_uint_eq(atomic_load(&ctx->numa.nbound), 0);
+	ck_assert_int_eq(rmq_send(s, "done", 4, 0), 4);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+#else /* !RMQ_HAVE_HWLOC */
+
+/* Built without hwloc: every placement is "none", memory first touch. */
+START_TEST(test_no_hwloc)
+{
+	struct rmq_numa_place pl;
+	struct rmq_numa_mem   m = {0};
+	struct fake_info      f;
+	struct rmq_numa       n;
+	void                 *p;
+
+	ck_assert_int_eq(rmq_numa_open(&n, XML_TWO), -RMQ_ENOTSUP);
+	ck_assert_str_eq(n.err, "built without hwloc");
+	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
+	                                 RMQ_CFG_NUMA_AUTO, -1, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_str_eq(pl.why, "built without hwloc");
+	p = rmq_numa_alloc(&n, &pl, 4096, &m);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	ck_assert_int_eq(rmq_numa_where(&n, p, 4096), -1);
+	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+#endif /* RMQ_HAVE_HWLOC */
+
+/* A zeroed struct rmq_numa (a context before its first domain). */
+START_TEST(test_zeroed_numa)
+{
+	struct rmq_numa_place pl;
+	struct rmq_numa_mem   m = {0};
+	struct rmq_numa       n;
+	void                 *p;
+
+	memset(&n, 0, sizeof(n));
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, &pl),
+	                 0);
+	ck_assert_int_eq(pl.node, -1);
+	p = rmq_numa_alloc(&n, &pl, 8192, &m);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	rmq_numa_free(p, &m);
+	p = rmq_numa_alloc(NULL, NULL, 8192, &m);
+	ck_assert_ptr_nonnull(p);
+	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+static Suite *
+numa_suite(void)
+{
+	Suite *s  = suite_create("numa");
+	TCase *tc = tcase_create("numa");
+
+	tcase_set_timeout(tc, 60);
+#if RMQ_HAVE_HWLOC
+	tcase_add_test(tc, test_open_xml);
+	tcase_add_test(tc, test_open_missing_xml);
+	tcase_add_test(tc, test_choose_nic_node1);
+	tcase_add_test(tc, test_choose_nic_name_from_topology);
+	tcase_add_test(tc, test_choose_several_nics);
+	tcase_add_test(tc, test_choose_nic_spans_nodes);
+	tcase_add_test(tc, test_choose_no_nic_caller_unknown);
+	tcase_add_test(tc, test_choose_no_nic_caller_node);
+	tcase_add_test(tc, test_choose_no_nic_one_node);
+	tcase_add_test(tc, test_choose_nic_not_in_topology);
+	tcase_add_test(tc, test_choose_nic_not_pci);
+	tcase_add_test(tc, test_choose_by_domain_name);
+	tcase_add_test(tc, test_policy_off);
+	tcase_add_test(tc, test_policy_node);
+	tcase_add_test(tc, test_policy_node_out_of_range);
+	tcase_add_test(tc, test_alloc_xml_first_touch);
+	tcase_add_test(tc, test_alloc_real_caller_node);
+	tcase_add_test(tc, test_alloc_real_odd_length);
+	tcase_add_test(tc, test_alloc_real_policy_off);
+	tcase_add_test(tc, test_socket_memory_placed);
+	tcase_add_test(tc, test_socket_policy_off);
+#else
+	tcase_add_test(tc, test_no_hwloc);
+#endif
+	tcase_add_test(tc, test_zeroed_numa);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+RMQ_CHECK_MAIN(numa_suite)
