@@ -319,8 +319,13 @@ load_value(struct loader *ld, const struct rmq_schema_key *k)
 		        (const char *) ev->data.scalar.value,
 		        ev->data.scalar.length, what, sizeof what))
 			rc = at(ld, ev->start_mark, "%s: %s", k->name, what);
-		else
-			ld->cfg.src[k - rmq_schema] = RMQ_CFG_SRC_FILE;
+		else {
+			ld->cfg.src[k - rmq_schema]  = RMQ_CFG_SRC_FILE;
+			ld->cfg.line[k - rmq_schema] =
+			    (unsigned) ev->start_mark.line + 1;
+			ld->cfg.col[k - rmq_schema] =
+			    (unsigned) ev->start_mark.column + 1;
+		}
 		goto out;
 	}
 	if (k == NULL && ev->type == YAML_MAPPING_START_EVENT) {

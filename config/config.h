@@ -83,6 +83,8 @@ struct rmq_config {
 	int      log_level;      /* log: error|warn|info|debug */
 	/* Not keys: where each value came from, and the file read. */
 	unsigned char src[RMQ_CFG_MAX_KEYS]; /* RMQ_CFG_SRC_*, by schema row */
+	unsigned line[RMQ_CFG_MAX_KEYS];     /* FILE: where it was set, 1-based */
+	unsigned col[RMQ_CFG_MAX_KEYS];
 	char     file[256];
 };
 

@@ -5,6 +5,65 @@
 
 #include "rmq_int.h"
 
+/* Does fi_getinfo offer this provider at any level we accept? */
+static bool
+available(const struct rmq_prov *p)
+{
+	struct fi_info *hints, *info;
+	int             level, rc;
+
+	for (level = 1; level < RMQ_HINT_LEVELS; level++) {
+		hints = rmq_caps_hints_level(p, level);
+		if (hints == NULL)
+			return false;
+		info = NULL;
+		rc   = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+		fi_freeinfo(hints);
+		if (info != NULL)
+			fi_freeinfo(info);
+		if (rc == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A provider named in the file or the environment that this machine lacks
+ * fails the context now, with where it was set and what there is.
+ */
+static int
+provider_here(const struct rmq_config *cfg, char *err, size_t len)
+{
+	const struct rmq_prov *const *pp;
+	const struct rmq_prov        *p;
+	char                          where[300], have[160] = "";
+	size_t                        n = 0;
+	int                           k;
+
+	if (strcmp(cfg->provider, "auto") == 0)
+		return 0;
+	p = rmq_prov_by_name(cfg->provider);
+	if (p != NULL && available(p))
+		return 0;
+	for (pp = rmq_prov_all(); *pp != NULL; pp++)
+		if (available(*pp) && n < sizeof(have))
+			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
+			                       n ? ", " : "", (*pp)->name);
+	k = rmq_config_key_index("provider");
+	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE)
+		snprintf(where, sizeof(where), "%s:%u:%u: provider", cfg->file,
+		         cfg->line[k], cfg->col[k]);
+	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV)
+		snprintf(where, sizeof(where), "RMQ_PROVIDER");
+	else
+		snprintf(where, sizeof(where), "provider");
+	snprintf(err, len,
+	         "%s: '%s' is not available on this machine (available here: "
+	         "%s)",
+	         where, cfg->provider, n ? have : "none");
+	return -RMQ_ECONFIG;
+}
+
 int
 rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 {
@@ -34,6 +93,11 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		goto fail;
 	}
 	rmq_log_set_level(ctx->cfg.log_level);
+	rc = provider_here(&ctx->cfg, err, sizeof(err));
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "%s", err);
+		goto fail;
+	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	*ctxp = ctx;
 	return 0;
@@ -64,9 +128,9 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 
 /*
  * Where d's memory goes.  The topology is loaded at the first domain, not
- * in rmq_ctx_new: finding PCI devices reads sysfs for a few milliseconds,
- * which programs that never open a socket should not pay.  Called with
- * ctx->lock held.
+ * in rmq_ctx_new: finding the PCI devices reads sysfs (about 15 ms on a
+ * small VM), which programs that never open a socket should not pay, and
+ * policy off skips it.  Called with ctx->lock held.
  */
 static void
 dom_place(rmq_ctx *ctx, struct rmq_dom *d, const struct fi_info *info)

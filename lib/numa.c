@@ -289,6 +289,7 @@ static hwloc_obj_t
 nic_node(struct rmq_numa *n, hwloc_obj_t pci, char *why, size_t len)
 {
 	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(n->topo, pci), node;
+	hwloc_obj_t caller;
 	const char *how;
 	char        list[64];
 	size_t      used = strlen(why);
@@ -305,19 +306,24 @@ nic_node(struct rmq_numa *n, hwloc_obj_t pci, char *why, size_t len)
 		return node;
 	}
 	hwloc_bitmap_list_snprintf(list, sizeof(list), anc->nodeset);
-	node = caller_node(n, &how);
-	if (node != NULL && hwloc_bitmap_isset(anc->nodeset, node->os_index)) {
+	caller = caller_node(n, &how);
+	if (caller != NULL &&
+	    hwloc_bitmap_isset(anc->nodeset, caller->os_index)) {
 		snprintf(why + used, len - used, " is near nodes %s: %s %u",
-		         list, how, node->os_index);
-		return node;
+		         list, how, caller->os_index);
+		return caller;
 	}
 	node = hwloc_get_numanode_obj_by_os_index(
 	    n->topo, (unsigned) hwloc_bitmap_first(anc->nodeset));
-	if (node != NULL)
+	if (node != NULL && caller != NULL)
 		snprintf(why + used, len - used,
 		         " is near nodes %s: the first, node %u (the calling "
-		         "thread's is not one of them)",
-		         list, node->os_index);
+		         "thread is on node %u)",
+		         list, node->os_index, caller->os_index);
+	else if (node != NULL)
+		snprintf(why + used, len - used,
+		         " is near nodes %s: the first, node %u (%s)", list,
+		         node->os_index, how);
 	return node;
 }
 

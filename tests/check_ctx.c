@@ -3,6 +3,8 @@
  * move messages to other paths, its provider serves fabric:// endpoints,
  * and a bad file makes rmq_ctx_new fail cleanly.
  */
+#include <fcntl.h>
+
 #include "testutil.h"
 #include "checkmain.h"
 
@@ -147,6 +149,75 @@ START_TEST(test_missing_provider)
 }
 END_TEST
 
+/* stderr of f(arg), into buf (librmq logs its errors there). */
+static void
+capture_stderr(int (*f)(void *), void *arg, int *rc, char *buf, size_t len)
+{
+	char  path[64];
+	FILE *in;
+	int   fd, saved;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/tmp/check_ctx_err_%d", (int) getpid());
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	*rc = f(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	in = fopen(path, "r");
+	ck_assert_ptr_nonnull(in);
+	n = fread(buf, 1, len - 1, in);
+	buf[n] = '\0';
+	fclose(in);
+	unlink(path);
+}
+
+static int
+ctx_from_file(void *arg)
+{
+	rmq_ctx *ctx = NULL;
+	int      rc  = rmq_ctx_new(&ctx, (const char *) arg);
+
+	if (ctx != NULL)
+		rmq_ctx_destroy(ctx);
+	return rc;
+}
+
+/* A provider named in the file or the environment that this machine
+ * lacks fails the context, saying where and what there is. */
+START_TEST(test_unavailable_provider_in_config)
+{
+	char msg[1024], want[512];
+	int  rc;
+
+	write_cfg("log: warn\nprovider: verbs\n");
+	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	snprintf(want, sizeof(want),
+	         "%s:2:11: provider: 'verbs' is not available on this machine "
+	         "(available here: ", cfg_path);
+	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
+	ck_assert_ptr_nonnull(strstr(msg, "shm"));
+	ck_assert_ptr_nonnull(strstr(msg, "tcp"));
+	setenv("RMQ_PROVIDER", "efa", 1);
+	capture_stderr(ctx_from_file, NULL, &rc, msg, sizeof(msg));
+	unsetenv("RMQ_PROVIDER");
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	ck_assert_msg(strstr(msg, "RMQ_PROVIDER: 'efa' is not available on "
+	                          "this machine (available here: ") != NULL,
+	              "got: %s", msg);
+	/* one that is here is fine */
+	write_cfg("provider: shm\n");
+	ck_assert_int_eq(ctx_from_file(cfg_path), 0);
+	unlink(cfg_path);
+}
+END_TEST
+
 /* A context is thread-safe: two threads, a socket each, one context. */
 #include <pthread.h>
 
@@ -244,6 +315,7 @@ ctx_suite(void)
 	tcase_add_test(tc, test_yaml_provider_for_fabric_endpoints);
 	tcase_add_test(tc, test_bad_yaml_fails_cleanly);
 	tcase_add_test(tc, test_missing_provider);
+	tcase_add_test(tc, test_unavailable_provider_in_config);
 	tcase_add_test(tc, test_threads_share_a_context_shm);
 	tcase_add_test(tc, test_threads_share_a_context_tcp);
 	suite_add_tcase(s, tc);

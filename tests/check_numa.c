@@ -19,6 +19,7 @@
  * where the pages are.  fi_info values are built on the stack:
  * fi_allocinfo() gives no nic, and fi_freeinfo() would fi_close() one.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -218,8 +219,8 @@ START_TEST(test_choose_nic_spans_nodes)
 	ck_assert_int_eq(pl.node, 2);
 	ck_assert_str_eq(pl.why,
 	                 "NIC 0000:81:00.0 (mlx5_2) is near nodes 2-3: the "
-	                 "first, node 2 (the calling thread's is not one of "
-	                 "them)");
+	                 "first, node 2 (the calling thread's node is unknown "
+	                 "(topology not of this machine))");
 	n.caller_cpu = 7; /* node 3 */
 	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
 	ck_assert_int_eq(pl.node, 3);
@@ -229,6 +230,9 @@ START_TEST(test_choose_nic_spans_nodes)
 	n.caller_cpu = 1; /* node 0: not near this NIC */
 	choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), &pl);
 	ck_assert_int_eq(pl.node, 2);
+	ck_assert_str_eq(pl.why, "NIC 0000:81:00.0 (mlx5_2) is near nodes "
+	                         "2-3: the first, node 2 (the calling thread "
+	                         "is on node 0)");
 	/* On the machine: every node is near it. */
 	n.caller_cpu = 4;
 	choose(&n, fake_pci(&f, 0, 0xc1, 0, 0, NULL), &pl);
@@ -614,18 +618,84 @@ START_TEST(test_alloc_real_policy_off)
 }
 END_TEST
 
-static int
-serve_reply(rmq_socket *s, void *arg)
-{
-	char buf[64];
+/*
+ * The peer: a PAIR socket in a thread on the same context (so that no
+ * second process runs under valgrind).  It answers "k" and stays until
+ * the test has looked at its own side and says "done".
+ */
+struct srv {
+	rmq_ctx        *ctx;
+	char            ep[256];
+	int             state; /* 0 starting, 1 bound, -1 failed */
+	int             fails;
+	pthread_mutex_t lock;
+	pthread_cond_t  cond;
+};
 
-	(void) arg;
-	if (rmq_recv(s, buf, sizeof(buf), 0) != 5)
-		return 1;
-	if (rmq_send(s, "k", 1, 0) != 1)
-		return 2;
-	/* Stay until the client has looked at its peer. */
-	return rmq_recv(s, buf, sizeof(buf), 0) != 4 ? 3 : 0;
+static void
+srv_state(struct srv *t, int state)
+{
+	pthread_mutex_lock(&t->lock);
+	t->state = state;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *
+srv_main(void *arg)
+{
+	struct srv *t = arg;
+	rmq_socket *s;
+	char        buf[64];
+	size_t      len = sizeof(t->ep);
+
+	if (rmq_socket_open(t->ctx, RMQ_PAIR, &s) != 0) {
+		srv_state(t, -1);
+		return NULL;
+	}
+	if (rmq_bind(s, "tcp://127.0.0.1:0") != 0 ||
+	    rmq_getopt(s, RMQ_LAST_ENDPOINT, t->ep, &len) != 0) {
+		rmq_close(s);
+		srv_state(t, -1);
+		return NULL;
+	}
+	srv_state(t, 1);
+	if (rmq_recv(s, buf, sizeof(buf), 0) != 5 ||
+	    rmq_send(s, "k", 1, 0) != 1 ||
+	    rmq_recv(s, buf, sizeof(buf), 0) != 4)
+		t->fails++;
+	rmq_close(s);
+	return NULL;
+}
+
+/* Start the peer and connect a socket of ctx to it. */
+static void
+srv_start(struct srv *t, pthread_t *th, rmq_ctx *ctx, rmq_socket **s)
+{
+	memset(t, 0, sizeof(*t));
+	t->ctx = ctx;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	ck_assert_int_eq(pthread_create(th, NULL, srv_main, t), 0);
+	pthread_mutex_lock(&t->lock);
+	while (t->state == 0)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	ck_assert_int_eq(t->state, 1);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, s), 0);
+	ck_assert_int_eq(rmq_connect(*s, t->ep), 0);
+	ck_assert_int_eq(rmq_send(*s, "hello", 5, 0), 5);
+}
+
+static void
+srv_stop(struct srv *t, pthread_t th, rmq_socket *s)
+{
+	ck_assert_int_eq(rmq_send(s, "done", 4, 0), 4);
+	ck_assert_int_eq(rmq_close(s), 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(t->fails, 0);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->cond);
 }
 
 /*
@@ -638,18 +708,17 @@ START_TEST(test_socket_memory_placed)
 	struct rmq_socket *s;
 	struct rmq_slab   *sl;
 	struct rmq_peer   *p = NULL;
+	struct srv         t;
+	pthread_t          th;
 	rmq_ctx           *ctx;
 	rmq_msg           *msg;
-	char               ep[256], bep[64];
 	size_t             ring_len;
 	int                i, want, nslabs = 0;
-	pid_t              pid;
 
-	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
-	                   serve_reply, NULL, ep, sizeof(ep));
-	open_connected(RMQ_PAIR, ep, &ctx, &s);
-	ck_assert_int_eq(rmq_send(s, "hello", 5, 0), 5);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	srv_start(&t, &th, ctx, &s);
 	ck_assert_int_eq(rmq_msg_recv(s, &msg, 0), 0);
+	ck_assert_uint_eq(rmq_msg_size(msg), 1);
 
 	ck_assert_msg(s->dom->place.node >= 0, "%s", s->dom->place.why);
 	want = ctx->numa.can_bind ? RMQ_NUMA_MEM_BOUND
@@ -669,7 +738,7 @@ START_TEST(test_socket_memory_placed)
 	ring_len = (size_t) p->ring_slots * p->ring_slot;
 	ck_assert_int_eq(rmq_numa_where(&ctx->numa, p->ring, ring_len),
 	                 s->dom->place.node);
-	/* Slabs, the tx slots, the ring; replenishing may have freed some. */
+	/* Ours and the peer's: slabs, tx slots and rings, all bound. */
 	if (want == RMQ_NUMA_MEM_BOUND)
 		ck_assert_uint_ge(atomic_load(&ctx->numa.nbound),
 		                  (unsigned) nslabs + 2);
@@ -678,9 +747,8 @@ START_TEST(test_socket_memory_placed)
 
 	ck_assert_int_eq(msg->kind, RMQ_MSGK_SLAB);
 	ck_assert_int_eq(msg->slab->mem.how, want);
-	ck_assert_int_eq(rmq_send(s, "done", 4, 0), 4);
-	close_all(ctx, s);
-	ck_assert_int_eq(reap(pid), 0);
+	srv_stop(&t, th, s);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
 	/* The slab is the message's alone now; valgrind checks this. */
 	ck_assert_int_eq(((char *) rmq_msg_data(msg))[0], 'k');
 	rmq_msg_free(msg);
@@ -691,25 +759,25 @@ END_TEST
 START_TEST(test_socket_policy_off)
 {
 	struct rmq_socket *s;
+	struct srv         t;
+	pthread_t          th;
 	rmq_ctx           *ctx;
-	char               ep[256], bep[64];
-	pid_t              pid;
+	char               buf[8];
 
 	setenv("RMQ_NUMA_POLICY", "off", 1);
-	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
-	                   serve_reply, NULL, ep, sizeof(ep));
-	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
 	unsetenv("RMQ_NUMA_POLICY");
 	ck_assert_int_eq(ctx->cfg.numa_policy, RMQ_CFG_NUMA_OFF);
-	ck_assert_int_eq(rmq_send(s, "hello", 5, 0), 5);
-	ck_assert_int_eq(rmq_recv(s, ep, sizeof(ep), 0), 1);
+	srv_start(&t, &th, ctx, &s);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 1);
 	ck_assert_ptr_null(ctx->numa.topo);
 	ck_assert_int_eq(s->dom->place.node, -1);
+	ck_assert_str_eq(s->dom->place.why, "policy off (numa.policy)");
 	ck_assert_int_eq(s->slabs->mem.how, RMQ_NUMA_MEM_FIRST_TOUCH);
 	ck_assert_uint_eq(atomic_load(&ctx->numa.nbound), 0);
-	ck_assert_int_eq(rmq_send(s, "done", 4, 0), 4);
-	close_all(ctx, s);
-	ck_assert_int_eq(reap(pid), 0);
+	ck_assert_uint_gt(atomic_load(&ctx->numa.nfirst_touch), 0);
+	srv_stop(&t, th, s);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
 }
 END_TEST
 

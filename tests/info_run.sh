@@ -30,6 +30,32 @@ expect shm 'wait fd: +no'
 expect shm 'strict mode: +no'
 expect shm 'NUMA placement'
 expect shm 'ring +yes'
+hwloc=yes
+grep -q 'machine: built without hwloc' "$tmp/out" && hwloc=no
+if [ $hwloc = no ]; then
+	expect shm 'chosen: +no node -- built without hwloc'
+else
+	expect shm 'chosen: +node [0-9]+ -- no NIC in fi_info \(shm/loopback\): the (calling thread.s|only) node [0-9]+$'
+	expect shm 'memory: +(bound to node [0-9]+|first touch)'
+	expect shm 'test slab of 1048576 bytes: (bound|first touch), pages on node [0-9]+$'
+
+	# NUMA placement on a topology of another machine (tests/data, as
+	# check_numa uses): two nodes; where rmq_info runs is unknown there, and
+	# nothing is bound.
+	xml=$(dirname "$0")/data/numa_two_nodes.xml
+	HWLOC_XMLFILE=$xml "$info" -p shm >"$tmp/out" 2>&1 || fail "xml: exit $?"
+	expect xml 'machine: 2 NUMA nodes \(topology from XML\); this thread.s CPU is unknown'
+	expect xml 'chosen: +no node -- no NIC in fi_info \(shm/loopback\): the calling thread.s node is unknown'
+	expect xml 'memory: +first touch \(no node\)'
+	HWLOC_XMLFILE=$xml RMQ_NUMA_POLICY=node RMQ_NUMA_NODE=1 "$info" -p shm \
+		>"$tmp/out" 2>&1 || fail "xml node 1: exit $?"
+	expect 'xml node 1' 'chosen: +node 1 -- policy node 1 from the config$'
+	expect 'xml node 1' 'cpus: +2-3 '
+	expect 'xml node 1' 'memory: +first touch \(the topology is not this machine.s\)'
+	RMQ_NUMA_POLICY=off "$info" -p shm >"$tmp/out" 2>&1 || fail "numa off: exit $?"
+	expect 'numa off' 'chosen: +no node -- policy off \(numa.policy\)'
+	expect 'numa off' 'test slab of [0-9]+ bytes: first touch'
+fi
 
 "$info" -p tcp --pattern reqrep >"$tmp/out" 2>&1 || fail "tcp: exit $?"
 expect tcp 'tcp;ofi_rxm'
