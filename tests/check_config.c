@@ -141,7 +141,8 @@ env_clear(void)
 	}
 }
 
-/* Equal values; where each came from (src[], file) is not compared. */
+/* Equal values; where each came from (src[], file, line, col) is not
+ * compared. */
 static void
 assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 {
@@ -151,6 +152,10 @@ assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 	memset(y.src, 0, sizeof y.src);
 	memset(x.file, 0, sizeof x.file);
 	memset(y.file, 0, sizeof y.file);
+	memset(x.line, 0, sizeof x.line);
+	memset(y.line, 0, sizeof y.line);
+	memset(x.col, 0, sizeof x.col);
+	memset(y.col, 0, sizeof y.col);
 	ck_assert_mem_eq(&x, &y, sizeof x);
 }
 
