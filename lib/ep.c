@@ -300,32 +300,39 @@ rmq_sock_paths(struct rmq_socket *s)
  * Will this socket mix the ring with other paths?  Then it needs a domain
  * that orders writes with sends, asked for only then (caps.c says why).
  */
-static bool
-wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
+bool
+rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+               int pat, size_t eager_opt, bool ring_set, size_t ring_opt)
 {
-	const struct rmq_config *cfg = &s->ctx->cfg;
-	int                      pat = s->ops->cfg_pat;
-	size_t                   eager, ring;
+	size_t eager, ring;
 
 	if (cfg->ring_slots < 4)
 		return false;
 	/* The limits as the table will have them (select.c), roughly:
 	 * socket option, pattern section, file or environment, row. */
-	eager = s->eager_max_opt;
+	eager = eager_opt;
 	if (eager == 0 && pat >= 0 && pat < RMQ_CFG_NPAT)
 		eager = cfg->pat[pat].eager_max;
 	if (eager == 0)
 		eager = cfg->eager_max;
 	if (eager == 0)
 		eager = prov->eager_max;
-	if (s->ring_max_set)
-		ring = s->ring_max_opt;
+	if (ring_set)
+		ring = ring_opt;
 	else if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
 		ring = cfg->pat[pat].ring_max;
 	else
 		ring = cfg->ring_max > 0 ? cfg->ring_max : prov->ring_max;
 	/* A ring range only if it starts above the eager one. */
 	return ring > eager;
+}
+
+static bool
+wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
+{
+	return rmq_wants_ring(&s->ctx->cfg, prov, s->ops->cfg_pat,
+	                      s->eager_max_opt, s->ring_max_set,
+	                      s->ring_max_opt);
 }
 
 int

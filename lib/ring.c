@@ -97,20 +97,10 @@ post_writedata(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	rc = rmq_strict_desc(s, s->tx_desc, "fi_writedata");
 	if (rc != 0)
 		return (int) rc;
-	for (;;) {
+	do
 		rc = fi_writedata(s->ep, tx->buf, n, s->tx_desc, imm, p->fiaddr,
 		                  raddr, p->rring_key, &tx->op.fctx);
-		if (rc != -FI_EAGAIN)
-			break;
-		s->stats.eagain++;
-		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
-			return -RMQ_EAGAIN;
-		if (p->state == RMQ_PEER_DEAD)
-			return -RMQ_ECONNRESET;
-	}
-	if (rc != 0)
-		rmq_log(RMQ_LOG_ERROR, "fi_writedata to %s: %s", p->name,
-		        fi_strerror((int) -rc));
+	while (rmq_post_again(s, p, w, &rc, "fi_writedata"));
 	return (int) rc;
 }
 

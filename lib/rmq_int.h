@@ -512,6 +512,13 @@ struct rmq_socket {
 int  rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
                  const char *node);
 void rmq_ep_close(struct rmq_socket *s);
+/*
+ * Will a socket mix the ring with other paths by size?  Then its domain
+ * must order writes with sends, asked for only then (caps.c says why).
+ */
+bool rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+                    int pat, size_t eager_opt, bool ring_set,
+                    size_t ring_opt);
 /* Build the socket's path table (config, pattern, options); checks. */
 int  rmq_sock_paths(struct rmq_socket *s);
 int  rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
@@ -616,6 +623,8 @@ void rmq_rndv_tsend_done(struct rmq_socket *s, struct rmq_rndv_tx *r,
 void rmq_xfer_post_tsends(struct rmq_socket *s);
 
 /* Shared by the paths (xfer.c, ring.c). */
+bool rmq_post_again(struct rmq_socket *s, struct rmq_peer *p,
+                    struct rmq_waiter *w, ssize_t *rc, const char *what);
 void rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type,
                   uint32_t msgid, uint32_t len);
 int  rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p,

@@ -49,10 +49,35 @@ rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type, uint32_t msgid,
 }
 
 /*
- * Post with fi_inject / fi_send, retrying -FI_EAGAIN while progressing
- * (the first send to a new peer on tcp;ofi_rxm needs both sides to
- * progress).  Gives up when the peer dies or the deadline passes.
+ * After a post returned *rc: true to post again (-FI_EAGAIN: the first
+ * send to a new peer on tcp;ofi_rxm needs both sides to progress, so we
+ * progress, or wait a little), false when *rc is final -- 0, the post's
+ * error (logged), -RMQ_EAGAIN past the deadline, -RMQ_ECONNRESET when the
+ * peer died meanwhile.
  */
+bool
+rmq_post_again(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+               ssize_t *rc, const char *what)
+{
+	if (*rc == -FI_EAGAIN) {
+		s->stats.eagain++;
+		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0) {
+			*rc = -RMQ_EAGAIN;
+			return false;
+		}
+		if (p->state == RMQ_PEER_DEAD) {
+			*rc = -RMQ_ECONNRESET;
+			return false;
+		}
+		return true;
+	}
+	if (*rc != 0)
+		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s", what, p->name,
+		        fi_strerror((int) -*rc));
+	return false;
+}
+
+/* Post with fi_inject (tx NULL) or fi_send from a tx slot. */
 static int
 post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
            void *buf, size_t n, struct rmq_tx *tx)
@@ -61,24 +86,11 @@ post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	if (tx != NULL && (rc = rmq_strict_desc(s, s->tx_desc, "fi_send")) != 0)
 		return (int) rc;
-	for (;;) {
-		if (tx != NULL)
-			rc = fi_send(s->ep, buf, n, s->tx_desc, p->fiaddr,
-			             &tx->op.fctx);
-		else
-			rc = fi_inject(s->ep, buf, n, p->fiaddr);
-		if (rc != -FI_EAGAIN)
-			break;
-		s->stats.eagain++;
-		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
-			return -RMQ_EAGAIN;
-		if (p->state == RMQ_PEER_DEAD)
-			return -RMQ_ECONNRESET;
-	}
-	if (rc != 0)
-		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s",
-		        tx ? "fi_send" : "fi_inject", p->name,
-		        fi_strerror((int) -rc));
+	do
+		rc = tx != NULL ? fi_send(s->ep, buf, n, s->tx_desc, p->fiaddr,
+		                          &tx->op.fctx)
+		                : fi_inject(s->ep, buf, n, p->fiaddr);
+	while (rmq_post_again(s, p, w, &rc, tx ? "fi_send" : "fi_inject"));
 	return (int) rc;
 }
 
@@ -89,19 +101,9 @@ post_injectdata(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 {
 	ssize_t rc;
 
-	for (;;) {
+	do
 		rc = fi_injectdata(s->ep, buf, n, data, p->fiaddr);
-		if (rc != -FI_EAGAIN)
-			break;
-		s->stats.eagain++;
-		if (rmq_progress(s) == 0 && rmq_wait_idle(s, w) != 0)
-			return -RMQ_EAGAIN;
-		if (p->state == RMQ_PEER_DEAD)
-			return -RMQ_ECONNRESET;
-	}
-	if (rc != 0)
-		rmq_log(RMQ_LOG_ERROR, "fi_injectdata to %s: %s", p->name,
-		        fi_strerror((int) -rc));
+	while (rmq_post_again(s, p, w, &rc, "fi_injectdata"));
 	return (int) rc;
 }
 
@@ -1370,6 +1372,33 @@ out:
 	return rc;
 }
 
+typedef int (*rmq_fetch_fn)(struct rmq_socket *, struct rmq_peer *,
+                            const struct rmq_rts *, void *, bool *);
+
+/*
+ * rndv_send and rndv_write move the whole message (a tagged receive, a
+ * granted buffer), so a buffer shorter than it gets a bounce buffer and
+ * the first n bytes.  *told: whether the sender was answered.
+ */
+static int
+whole(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rxent *e,
+      void *dst, size_t n, rmq_fetch_fn fn, bool *told)
+{
+	void *tmp = n < e->len ? malloc(e->len) : dst;
+	int   rc;
+
+	*told = false;
+	if (tmp == NULL)
+		return -RMQ_ENOMEM;
+	rc = fn(s, p, &e->rts, tmp, told);
+	if (tmp != dst) {
+		if (rc == 0)
+			memcpy(dst, tmp, n);
+		free(tmp);
+	}
+	return rc;
+}
+
 /*
  * Fetch a rendezvous payload (n <= len bytes of it) into dst by the
  * sender's chosen path, and tell the sender how it went where it waits.
@@ -1378,27 +1407,15 @@ static int
 rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
            void *dst, size_t n)
 {
-	bool  need_fin = true, cts_sent;
-	void *tmp;
-	int   rc;
+	bool need_fin = true, told;
+	int  rc;
 
 	if (p->state == RMQ_PEER_DEAD) {
 		rc       = -RMQ_ECONNRESET;
 		need_fin = false;
 	} else if (e->rts.flags & RMQ_RTS_F_SEND) {
-		/* A tagged receive takes the whole message: truncate here. */
-		tmp = n < e->len ? malloc(e->len) : dst;
-		if (tmp == NULL) {
-			rc = -RMQ_ENOMEM;
-		} else {
-			rc = rndv_trecv(s, p, &e->rts, tmp, &cts_sent);
-			need_fin = !cts_sent;
-			if (tmp != dst) {
-				if (rc == 0)
-					memcpy(dst, tmp, n);
-				free(tmp);
-			}
-		}
+		rc = whole(s, p, e, dst, n, rndv_trecv, &told);
+		need_fin = !told;
 	} else if ((e->rts.flags & RMQ_RTS_F_WRITE) && e->len == 0) {
 		/*
 		 * Nothing to write: the FIN says so.  (shm 1.17 never reports
@@ -1406,19 +1423,8 @@ rndv_fetch(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e,
 		 */
 		rc = 0;
 	} else if (e->rts.flags & RMQ_RTS_F_WRITE) {
-		/* The sender writes the whole message: truncate here. */
-		tmp = n < e->len ? malloc(e->len) : dst;
-		if (tmp == NULL) {
-			rc = -RMQ_ENOMEM;
-		} else {
-			rc = rndv_grant(s, p, &e->rts, tmp, &cts_sent);
-			need_fin = !cts_sent;
-			if (tmp != dst) {
-				if (rc == 0)
-					memcpy(dst, tmp, n);
-				free(tmp);
-			}
-		}
+		rc = whole(s, p, e, dst, n, rndv_grant, &told);
+		need_fin = !told;
 	} else {
 		rc = rndv_read(s, p, &e->rts, dst, n);
 	}

@@ -313,17 +313,16 @@ print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 	}
 }
 
+/* As a socket of either pattern would ask for its domain (ep.c). */
 static bool
 wants_order(const struct rmq_config *cfg, const struct rmq_prov *prov)
 {
-	int i;
+	int pat;
 
-	if (cfg->ring_slots < 4)
-		return false;
-	for (i = 0; i < RMQ_CFG_NPAT; i++)
-		if (cfg->pat[i].ring_max > 0)
+	for (pat = 0; pat < RMQ_CFG_NPAT; pat++)
+		if (rmq_wants_ring(cfg, prov, pat, 0, false, 0))
 			return true;
-	return cfg->ring_max > 0 || prov->ring_max > 0;
+	return false;
 }
 
 int
