@@ -64,8 +64,16 @@ slab_free(struct rmq_slab *sl)
 void
 rmq_slab_unref(struct rmq_slab *sl)
 {
-	if (--sl->refs == 0 && sl->sock == NULL)
-		slab_free(sl); /* its socket closed while a message held it */
+	/* The last reference: its socket closed while a message held it. */
+	if (atomic_fetch_sub(&sl->refs, 1) == 1)
+		slab_free(sl);
+}
+
+/* Only the socket's own reference left: no message lies in it. */
+static bool
+slab_idle(struct rmq_slab *sl)
+{
+	return atomic_load(&sl->refs) == 1;
 }
 
 static int
@@ -104,6 +112,7 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 		return -RMQ_ENOMEM;
 	sl->op.kind = RMQ_OP_SLAB;
 	sl->sock    = s;
+	atomic_init(&sl->refs, 1); /* the socket's */
 	sl->size    = size;
 	/* On the domain's node; the slab keeps what its free needs. */
 	sl->buf = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, size,
@@ -134,7 +143,7 @@ rmq_slabs_replenish(struct rmq_socket *s)
 
 	for (sl = s->slabs; sl != NULL && s->nposted < s->ctx->cfg.slabs;
 	     sl = sl->next)
-		if (!sl->posted && sl->refs == 0) {
+		if (!sl->posted && slab_idle(sl)) {
 			rc = slab_post(s, sl);
 			if (rc != 0)
 				return rc;
@@ -148,7 +157,7 @@ rmq_slabs_replenish(struct rmq_socket *s)
 	}
 	/* Free idle slabs left over from a burst. */
 	for (pp = &s->slabs; (sl = *pp) != NULL;) {
-		if (!sl->posted && sl->refs == 0 &&
+		if (!sl->posted && slab_idle(sl) &&
 		    ++spare > s->ctx->cfg.slabs) {
 			*pp = sl->next;
 			slab_free(sl);
@@ -430,15 +439,13 @@ rmq_ep_close(struct rmq_socket *s)
 	s->cq = NULL;
 	for (sl = s->slabs; sl != NULL; sl = next) {
 		next = sl->next;
-		if (sl->refs == 0) {
-			slab_free(sl);
-			continue;
-		}
-		/* An rmq_msg still points into it: the last free frees it. */
+		/* Its registration goes with the domain; an rmq_msg that
+		 * still points into it frees it with the last reference. */
 		if (sl->mr != NULL)
 			fi_close(&sl->mr->fid);
 		sl->mr   = NULL;
 		sl->sock = NULL;
+		rmq_slab_unref(sl);
 	}
 	s->slabs   = NULL;
 	s->nposted = 0;

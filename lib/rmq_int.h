@@ -270,14 +270,19 @@ struct rmq_op {
 struct rmq_slab {
 	struct rmq_op    op;
 	struct rmq_slab *next;   /* on the socket's list of all slabs */
-	struct rmq_socket *sock; /* NULL once the socket closed */
+	struct rmq_socket *sock; /* the socket that made it (for reposting) */
 	uint8_t         *buf;
 	size_t           size;
 	struct rmq_numa_mem mem; /* how buf was allocated: freed without the
 	                          * socket, which may be gone */
 	struct fid_mr   *mr;
 	void            *desc;
-	int              refs;   /* queued messages and rmq_msg in it */
+	/*
+	 * Queued messages and rmq_msg in it, plus one held by its socket
+	 * until the socket closes: whoever drops the last frees it.  Atomic:
+	 * rmq_msg_free may run in any thread (and beside a progress thread).
+	 */
+	atomic_int       refs;
 	bool             posted;
 };
 

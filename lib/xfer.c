@@ -1057,7 +1057,7 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 			e->len  = h.len;
 			e->data = payload;
 			e->slab = sl;
-			sl->refs++;
+			atomic_fetch_add(&sl->refs, 1);
 		} else {
 			if (rmq_rts_decode(&e->rts, buf + RMQ_HDR_SIZE) != 0) {
 				s->stats.proto_errors++;
