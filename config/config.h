@@ -19,6 +19,11 @@ enum rmq_log_level {
 	RMQ_LOG_DEBUG = 3,
 };
 
+enum rmq_cfg_progress {
+	RMQ_CFG_PROGRESS_INLINE = 0,
+	RMQ_CFG_PROGRESS_THREAD = 1,
+};
+
 /* Where a value came from (rmq_info prints it). */
 enum rmq_cfg_src {
 	RMQ_CFG_SRC_DEFAULT = 0, /* schema default */
@@ -80,6 +85,8 @@ struct rmq_config {
 	int      connect_ms;     /* timeouts.connect_ms */
 	int      handshake_ms;   /* timeouts.handshake_ms */
 	int      spin_us;        /* progress.spin_us before sleeping */
+	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
+	int      thread_sleep_us; /* progress.thread_sleep_us */
 	int      log_level;      /* log: error|warn|info|debug */
 	/* Not keys: where each value came from, and the file read. */
 	unsigned char src[RMQ_CFG_MAX_KEYS]; /* RMQ_CFG_SRC_*, by schema row */

@@ -90,6 +90,12 @@ static const struct rmq_schema_choice booleans[] = {
 	{ NULL, 0 },
 };
 
+static const struct rmq_schema_choice progress_modes[] = {
+	{ "inline", RMQ_CFG_PROGRESS_INLINE },
+	{ "thread", RMQ_CFG_PROGRESS_THREAD },
+	{ NULL, 0 },
+};
+
 static const struct rmq_schema_choice numa_policies[] = {
 	{ "auto", RMQ_CFG_NUMA_AUTO },
 	{ "off", RMQ_CFG_NUMA_OFF },
@@ -169,6 +175,14 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "how long a peer has to finish the handshake" },
 	{ "progress.spin_us", RMQ_SCHEMA_INT, 0, 10000000, 1000, NULL,
 	    FIELD(spin_us), "microseconds of polling before sleeping" },
+	{ "progress.mode", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_PROGRESS_INLINE,
+	    progress_modes, FIELD(progress_mode),
+	    "inline (the calling thread drives progress) or thread (a thread "
+	    "per context also does, while the application computes)" },
+	{ "progress.thread_sleep_us", RMQ_SCHEMA_INT, 0, 1000000, 50, NULL,
+	    FIELD(thread_sleep_us),
+	    "thread mode: the progress thread's sleep when a round found "
+	    "nothing" },
 };
 
 _Static_assert(sizeof(rmq_schema) / sizeof(rmq_schema[0]) == RMQ_SCHEMA_NKEYS,

@@ -99,6 +99,11 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		goto fail;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
+	rc = rmq_thread_start(ctx);
+	if (rc != 0) {
+		pthread_mutex_destroy(&ctx->lock);
+		goto fail;
+	}
 	*ctxp = ctx;
 	return 0;
 fail:
@@ -119,6 +124,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 		return -RMQ_EFSM;
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	rmq_thread_stop(ctx);
 	pthread_mutex_destroy(&ctx->lock);
 	/* Slabs still held by messages need no topology to be freed. */
 	rmq_numa_close(&ctx->numa);

@@ -244,7 +244,19 @@ struct rmq_ctx {
 	int               nsockets;
 	struct rmq_numa   numa;      /* loaded at the first domain */
 	bool              numa_tried;
+	/* progress: thread (thread.c); fixed at rmq_ctx_new */
+	bool              thread;    /* sockets lock their API calls */
+	pthread_t         thr;
+	atomic_bool       stop;
+	pthread_mutex_t   socks_lock; /* the list below */
+	struct rmq_socket *socks;
 };
+
+/* The progress thread: start at rmq_ctx_new, stop before destroying. */
+int  rmq_thread_start(rmq_ctx *ctx);
+void rmq_thread_stop(rmq_ctx *ctx);
+void rmq_thread_add(rmq_ctx *ctx, struct rmq_socket *s);
+void rmq_thread_remove(rmq_ctx *ctx, struct rmq_socket *s);
 
 /* Open (or share) a domain for a provider and source address. */
 /* ordered: writes ordered with sends (the ring mixed with other paths). */
@@ -445,6 +457,10 @@ struct rmq_pattern_ops;
 
 struct rmq_socket {
 	rmq_ctx                     *ctx;
+	/* Thread mode: held by every API call and by the progress thread
+	 * (which only tries it: it never waits for the application). */
+	pthread_mutex_t              mu;
+	struct rmq_socket           *ctx_next; /* ctx->socks */
 	const struct rmq_pattern_ops *ops;
 	void                        *pstate;  /* pattern's private state */
 	int                          type;

@@ -47,6 +47,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->maxmsg       = ctx->cfg.max_msg_size;
 	s->cq_fd        = -1;
 	s->force_opt    = -2;
+	rmq_thread_add(ctx, s);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -75,8 +76,8 @@ byes_acked(struct rmq_socket *s)
 	return true;
 }
 
-int
-rmq_close(rmq_socket *s)
+static int
+rmq_close_locked(rmq_socket *s)
 {
 	struct rmq_listener *l;
 	struct rmq_pending  *pd;
@@ -163,8 +164,8 @@ rmq_close(rmq_socket *s)
 	return 0;
 }
 
-int
-rmq_bind(rmq_socket *s, const char *endpoint)
+static int
+rmq_bind_locked(rmq_socket *s, const char *endpoint)
 {
 	struct rmq_addr a;
 	int             rc;
@@ -179,8 +180,8 @@ rmq_bind(rmq_socket *s, const char *endpoint)
 	return rc;
 }
 
-int
-rmq_connect(rmq_socket *s, const char *endpoint)
+static int
+rmq_connect_locked(rmq_socket *s, const char *endpoint)
 {
 	struct rmq_addr a;
 	int             rc;
@@ -319,8 +320,8 @@ reported(struct rmq_socket *s, int rc)
 	return rc;
 }
 
-ssize_t
-rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
+static ssize_t
+rmq_send_locked(rmq_socket *s, const void *buf, size_t len, int flags)
 {
 	struct rmq_out o = {.buf = buf, .len = len, .msg = NULL};
 	int            rc;
@@ -331,8 +332,8 @@ rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
 	return rc == 0 ? (ssize_t) len : rc;
 }
 
-ssize_t
-rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
+static ssize_t
+rmq_recv_locked(rmq_socket *s, void *buf, size_t cap, int flags)
 {
 	struct rmq_rxent *e;
 	ssize_t           n;
@@ -347,8 +348,8 @@ rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
 	return n < 0 ? reported(s, (int) n) : n;
 }
 
-int
-rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
+static int
+rmq_msg_send_locked(rmq_socket *s, rmq_msg *m, int flags)
 {
 	struct rmq_out o = {.buf = NULL, .len = 0, .msg = m};
 
@@ -357,8 +358,8 @@ rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
 	return reported(s, s->ops->send(s->pstate, s, &o, flags));
 }
 
-int
-rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
+static int
+rmq_msg_recv_locked(rmq_socket *s, rmq_msg **mp, int flags)
 {
 	struct rmq_rxent *e;
 	ssize_t           rc;
@@ -382,8 +383,8 @@ rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **mp)
 	return *mp != NULL ? 0 : -RMQ_ENOMEM;
 }
 
-int
-rmq_stats(rmq_socket *s, struct rmq_stats *st)
+static int
+rmq_stats_locked(rmq_socket *s, struct rmq_stats *st)
 {
 	if (s == NULL || st == NULL)
 		return -RMQ_EINVAL;
@@ -483,8 +484,8 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 	return rc;
 }
 
-int
-rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
+static int
+rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 {
 	int64_t v64;
 
@@ -561,8 +562,8 @@ get_size(size_t v, void *val, size_t *len)
 	return 0;
 }
 
-int
-rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
+static int
+rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 {
 	if (s == NULL || val == NULL || len == NULL)
 		return -RMQ_EINVAL;
@@ -621,4 +622,156 @@ rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
 	default:
 		return -RMQ_EINVAL;
 	}
+}
+
+/*
+ * The public entry points.  In thread mode (progress: thread) each holds
+ * the socket's lock, so the progress thread (thread.c) stays out while
+ * the application is inside; in inline mode nobody else touches it.
+ */
+static void
+api_lock(struct rmq_socket *s)
+{
+	if (s->ctx->thread)
+		pthread_mutex_lock(&s->mu);
+}
+
+static void
+api_unlock(struct rmq_socket *s)
+{
+	if (s->ctx->thread)
+		pthread_mutex_unlock(&s->mu);
+}
+
+int
+rmq_bind(rmq_socket *s, const char *endpoint)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_bind_locked(s, endpoint);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_connect(rmq_socket *s, const char *endpoint)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_connect_locked(s, endpoint);
+	api_unlock(s);
+	return rc;
+}
+
+ssize_t
+rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
+{
+	ssize_t rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_send_locked(s, buf, len, flags);
+	api_unlock(s);
+	return rc;
+}
+
+ssize_t
+rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
+{
+	ssize_t rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_recv_locked(s, buf, cap, flags);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_msg_send_locked(s, m, flags);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_msg_recv_locked(s, mp, flags);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_stats(rmq_socket *s, struct rmq_stats *st)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_stats_locked(s, st);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_setopt_locked(s, opt, val, len);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
+{
+	int rc;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	api_lock(s);
+	rc = rmq_getopt_locked(s, opt, val, len);
+	api_unlock(s);
+	return rc;
+}
+
+int
+rmq_close(rmq_socket *s)
+{
+	rmq_ctx *ctx;
+
+	if (s == NULL)
+		return -RMQ_EINVAL;
+	ctx = s->ctx;
+	api_lock(s);
+	/* Out of the progress thread's sight before it is freed. */
+	rmq_thread_remove(ctx, s);
+	api_unlock(s);
+	pthread_mutex_destroy(&s->mu);
+	return rmq_close_locked(s);
 }
