@@ -153,6 +153,17 @@ dom_place(rmq_ctx *ctx, struct rmq_dom *d, const struct fi_info *info)
 	                ctx->cfg.numa_node, pl);
 	rmq_log(RMQ_LOG_INFO, "%s: NUMA node %d: %s; memory %s", d->key,
 	        pl->node, pl->why, pl->mem);
+	/* The progress thread runs next to the first domain's NIC (or the
+	 * caller's node): where its completions and slabs are. */
+	if (ctx->thread && !ctx->pinned && pl->node >= 0) {
+		ctx->pinned = true;
+		if (rmq_numa_bind_thread(&ctx->numa, pl, ctx->thr) == 0)
+			rmq_log(RMQ_LOG_INFO, "progress thread pinned to CPUs %s",
+			        pl->cpuset);
+		else
+			rmq_log(RMQ_LOG_INFO, "progress thread not pinned "
+			        "(CPUs '%s')", pl->cpuset);
+	}
 }
 
 static void

@@ -542,7 +542,37 @@ rmq_numa_where(struct rmq_numa *n, void *p, size_t len)
 	return node;
 }
 
+int
+rmq_numa_bind_thread(struct rmq_numa *n, const struct rmq_numa_place *pl,
+                     pthread_t t)
+{
+	hwloc_bitmap_t set;
+	int            rc = -RMQ_ENOTSUP;
+
+	/* Only the machine's own topology: an XML one is not these CPUs. */
+	if (n->topo == NULL || !n->thissystem || pl->cpuset[0] == '\0')
+		return rc;
+	set = hwloc_bitmap_alloc();
+	if (set == NULL)
+		return -RMQ_ENOMEM;
+	if (hwloc_bitmap_list_sscanf(set, pl->cpuset) == 0 &&
+	    hwloc_set_thread_cpubind(n->topo, t, set, 0) == 0)
+		rc = 0;
+	hwloc_bitmap_free(set);
+	return rc;
+}
+
 #else /* !RMQ_HAVE_HWLOC */
+
+int
+rmq_numa_bind_thread(struct rmq_numa *n, const struct rmq_numa_place *pl,
+                     pthread_t t)
+{
+	RMQ_UNUSED(n);
+	RMQ_UNUSED(pl);
+	RMQ_UNUSED(t);
+	return -RMQ_ENOTSUP;
+}
 
 int
 rmq_numa_open(struct rmq_numa *n, const char *xml)

@@ -246,11 +246,16 @@ struct rmq_ctx {
 	bool              numa_tried;
 	/* progress: thread (thread.c); fixed at rmq_ctx_new */
 	bool              thread;    /* sockets lock their API calls */
+	bool              pinned;    /* thread pinned near the first domain */
 	pthread_t         thr;
 	atomic_bool       stop;
 	pthread_mutex_t   socks_lock; /* the list below */
 	struct rmq_socket *socks;
 };
+
+/* Pin thread t to pl's CPUs (the progress thread); 0 or -error. */
+int  rmq_numa_bind_thread(struct rmq_numa *n, const struct rmq_numa_place *pl,
+                          pthread_t t);
 
 /* The progress thread: start at rmq_ctx_new, stop before destroying. */
 int  rmq_thread_start(rmq_ctx *ctx);

@@ -833,6 +833,49 @@ START_TEST(test_zeroed_numa)
 }
 END_TEST
 
+#if RMQ_HAVE_HWLOC
+/*
+ * progress: thread -- the thread is pinned to the CPUs of the first
+ * domain's node (here the caller's: shm has no NIC), exactly those.
+ */
+START_TEST(test_progress_thread_pinned)
+{
+	const struct hwloc_topology_support *sup;
+	rmq_ctx                             *ctx;
+	rmq_socket                          *s;
+	hwloc_bitmap_t                       want;
+	cpu_set_t                            cs;
+	int                                  cpu;
+
+	setenv("RMQ_PROGRESS_MODE", "thread", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	unsetenv("RMQ_PROGRESS_MODE");
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, "shm://127.0.0.1:0"), 0);
+	ck_assert_ptr_nonnull(ctx->numa.topo);
+	sup = hwloc_topology_get_support(ctx->numa.topo);
+	if (!sup->cpubind->set_thread_cpubind) {
+		fprintf(stderr, "skip: hwloc cannot bind threads here\n");
+		close_all(ctx, s);
+		return;
+	}
+	ck_assert(ctx->pinned);
+	ck_assert_str_ne(s->dom->place.cpuset, "");
+	want = hwloc_bitmap_alloc();
+	ck_assert_int_eq(hwloc_bitmap_list_sscanf(want, s->dom->place.cpuset),
+	                 0);
+	ck_assert_int_eq(pthread_getaffinity_np(ctx->thr, sizeof(cs), &cs), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		ck_assert_msg((CPU_ISSET(cpu, &cs) != 0) ==
+		                  (hwloc_bitmap_isset(want, (unsigned) cpu) != 0),
+		              "CPU %d: affinity and cpuset %s disagree", cpu,
+		              s->dom->place.cpuset);
+	hwloc_bitmap_free(want);
+	close_all(ctx, s);
+}
+END_TEST
+#endif
+
 static Suite *
 numa_suite(void)
 {
@@ -862,6 +905,7 @@ numa_suite(void)
 	tcase_add_test(tc, test_alloc_real_policy_off);
 	tcase_add_test(tc, test_socket_memory_placed);
 	tcase_add_test(tc, test_socket_policy_off);
+	tcase_add_test(tc, test_progress_thread_pinned);
 #else
 	tcase_add_test(tc, test_no_hwloc);
 #endif
