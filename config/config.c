@@ -486,6 +486,10 @@ read_file(const char *path, unsigned char **bufp, size_t *lenp)
 			rc = errno != 0 ? -errno : -EIO;
 			goto out;
 		}
+		if (len > FILE_MAX) { /* cap doubled past it: the exact bound */
+			rc = -EFBIG;
+			goto out;
+		}
 		if (feof(f))
 			break;
 	}

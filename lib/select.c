@@ -15,6 +15,7 @@
  * file), the environment, the pattern's own section of the file, and
  * socket options; the table remembers which, and rmq_info prints it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "rmq_int.h"
@@ -58,6 +59,17 @@ cfg_src(const struct rmq_config *cfg, const char *key)
 	default:
 		return RMQ_SRC_ROW;
 	}
+}
+
+/* The source of a pattern section's key: thresholds.pair.eager_max ... */
+static int
+pat_src(const struct rmq_config *cfg, int pat, const char *key)
+{
+	static const char *const names[RMQ_CFG_NPAT] = {"pair", "reqrep"};
+	char                     full[64];
+
+	snprintf(full, sizeof(full), "thresholds.%s.%s", names[pat], key);
+	return cfg_src(cfg, full);
 }
 
 static size_t
@@ -135,29 +147,27 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	t->src[RMQ_TH_FORCE] = t->force >= 0 ? cfg_src(cfg, "thresholds.path")
 	                                     : RMQ_SRC_ROW;
 
-	/* The pattern's own section of the file. */
+	/* The pattern's own section (from the file or RMQ_THRESHOLDS_...). */
 	if (pp != NULL) {
-		int fsrc = cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
-
 		if (pp->inject_max != 0 && pp->inject_max < t->inject_max) {
 			t->inject_max = pp->inject_max;
-			t->src[RMQ_TH_INJECT] = fsrc;
+			t->src[RMQ_TH_INJECT] = pat_src(cfg, pat, "inject_max");
 		}
 		if (pp->eager_max != 0) {
 			t->eager_max = pp->eager_max;
-			t->src[RMQ_TH_EAGER] = fsrc;
+			t->src[RMQ_TH_EAGER] = pat_src(cfg, pat, "eager_max");
 		}
 		if (pp->ring_max != 0) {
 			t->ring_max = pp->ring_max;
-			t->src[RMQ_TH_RING] = fsrc;
+			t->src[RMQ_TH_RING] = pat_src(cfg, pat, "ring_max");
 		}
 		if (pp->rndv >= 0 && rmq_path_can(c, pp->rndv, NULL)) {
 			t->rndv_path = pp->rndv;
-			t->src[RMQ_TH_RNDV] = fsrc;
+			t->src[RMQ_TH_RNDV] = pat_src(cfg, pat, "rndv");
 		}
 		if (pp->force >= 0) {
 			t->force = pp->force;
-			t->src[RMQ_TH_FORCE] = fsrc;
+			t->src[RMQ_TH_FORCE] = pat_src(cfg, pat, "path");
 		}
 	}
 	rmq_path_table_fix(t, c);

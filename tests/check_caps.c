@@ -1684,6 +1684,8 @@ START_TEST(test_path_force_seg_every_size)
 	}
 	/* the pattern's own path wins over the global one, for it only */
 	cfg.pat[RMQ_CFG_PAT_REQREP].force = RMQ_PATH_EAGER;
+	/* as the loader marks a key it read from the file */
+	cfg.src[rmq_config_key_index("thresholds.reqrep.path")] = RMQ_CFG_SRC_FILE;
 	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
 	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
 	check_path(&t, 1 * MiB, RMQ_PATH_EAGER, "reqrep");
@@ -1704,6 +1706,8 @@ START_TEST(test_path_pattern_eager_max_only_its_pattern)
 
 	rmq_config_defaults(&cfg);
 	cfg.pat[RMQ_CFG_PAT_PAIR].eager_max = 12000;
+	/* as the loader marks a key it read from the file */
+	cfg.src[rmq_config_key_index("thresholds.pair.eager_max")] = RMQ_CFG_SRC_FILE;
 	for (i = 0; i < NALL; i++) {
 		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
 		for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
