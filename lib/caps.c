@@ -257,3 +257,25 @@ rmq_path_can(const struct rmq_caps *c, int path, const char **why)
 		*why = w;
 	return w == NULL;
 }
+
+/* Does fi_getinfo offer this provider at any level we accept? */
+bool
+rmq_prov_available(const struct rmq_prov *p)
+{
+	struct fi_info *hints, *info;
+	int             level, rc;
+
+	for (level = 1; level < RMQ_HINT_LEVELS; level++) {
+		hints = rmq_caps_hints_level(p, level);
+		if (hints == NULL)
+			return false;
+		info = NULL;
+		rc   = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+		fi_freeinfo(hints);
+		if (info != NULL)
+			fi_freeinfo(info);
+		if (rc == 0)
+			return true;
+	}
+	return false;
+}

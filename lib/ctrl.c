@@ -33,27 +33,11 @@ static const struct rmq_prov *
 auto_provider(void)
 {
 	const struct rmq_prov *const *p;
-	struct fi_info               *hints, *info;
-	int                           rc, level;
 
-	for (p = rmq_prov_all(); *p != NULL; p++) {
-		if ((*p)->flags & RMQ_PROV_LOCAL_ONLY)
-			continue;
-		/* Any level rmq_dom_get() would accept (caps.c). */
-		for (level = 1; level < RMQ_HINT_LEVELS; level++) {
-			hints = rmq_caps_hints_level(*p, level);
-			if (hints == NULL)
-				return NULL;
-			info = NULL;
-			rc = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints,
-			                &info);
-			fi_freeinfo(hints);
-			if (info != NULL)
-				fi_freeinfo(info);
-			if (rc == 0)
-				return *p;
-		}
-	}
+	for (p = rmq_prov_all(); *p != NULL; p++)
+		if (!((*p)->flags & RMQ_PROV_LOCAL_ONLY) &&
+		    rmq_prov_available(*p))
+			return *p;
 	return NULL;
 }
 

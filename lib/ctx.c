@@ -5,28 +5,6 @@
 
 #include "rmq_int.h"
 
-/* Does fi_getinfo offer this provider at any level we accept? */
-static bool
-available(const struct rmq_prov *p)
-{
-	struct fi_info *hints, *info;
-	int             level, rc;
-
-	for (level = 1; level < RMQ_HINT_LEVELS; level++) {
-		hints = rmq_caps_hints_level(p, level);
-		if (hints == NULL)
-			return false;
-		info = NULL;
-		rc   = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
-		fi_freeinfo(hints);
-		if (info != NULL)
-			fi_freeinfo(info);
-		if (rc == 0)
-			return true;
-	}
-	return false;
-}
-
 /*
  * A provider named in the file or the environment that this machine lacks
  * fails the context now, with where it was set and what there is.
@@ -43,10 +21,10 @@ provider_here(const struct rmq_config *cfg, char *err, size_t len)
 	if (strcmp(cfg->provider, "auto") == 0)
 		return 0;
 	p = rmq_prov_by_name(cfg->provider);
-	if (p != NULL && available(p))
+	if (p != NULL && rmq_prov_available(p))
 		return 0;
 	for (pp = rmq_prov_all(); *pp != NULL; pp++)
-		if (available(*pp) && n < sizeof(have))
+		if (rmq_prov_available(*pp) && n < sizeof(have))
 			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
 			                       n ? ", " : "", (*pp)->name);
 	k = rmq_config_key_index("provider");

@@ -102,6 +102,8 @@ struct fi_info *rmq_caps_hints(const struct rmq_prov *row);
 /* level 0 = all we can use, 1 = no write ordering, 2 = no RMA. */
 struct fi_info *rmq_caps_hints_level(const struct rmq_prov *row, int level);
 #define RMQ_HINT_LEVELS 3
+/* Does fi_getinfo offer this provider at a level rmq_dom_get accepts? */
+bool rmq_prov_available(const struct rmq_prov *row);
 /* Can this provider carry path?  If not, *why says why (for messages). */
 bool rmq_path_can(const struct rmq_caps *c, int path, const char **why);
 
