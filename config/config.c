@@ -23,6 +23,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +44,14 @@
 #define PATH_MAX_LEN 128 /* longer dotted keys are never known keys */
 #define FILE_MAX     (1 << 20) /* bytes; a config file is a few hundred */
 
-/* A key already seen in this document: name[0..len) of a schema row. */
-struct seen {
-	const char *name;
-	size_t      len;
+#define NAMED_PREFIX "thresholds.sockets" /* NAME.key below it */
+/* Every key or section at most once: the schema's, then the named ones. */
+#define SEEN_MAX (2 * RMQ_SCHEMA_NKEYS + 1 + RMQ_CFG_NAMED_MAX * (1 + RMQ_CFG_NPK))
+
+/* The keys of a thresholds.sockets.NAME section, in rmq_cfg_path_key order;
+ * each is parsed by the row of the same key in thresholds.pair. */
+static const char *const named_keys[RMQ_CFG_NPK] = {
+	"inject_max", "eager_max", "ring_max", "rndv", "path",
 };
 
 struct loader {
@@ -59,10 +64,12 @@ struct loader {
 	char                *err;
 	size_t               errlen;
 	/* Every known key or section, at most once: no overflow possible. */
-	struct seen seen[2 * RMQ_SCHEMA_NKEYS];
-	size_t      nseen;
-	char        path[PATH_MAX_LEN]; /* dotted key being read */
-	size_t      pathlen;
+	char   seen[SEEN_MAX][PATH_MAX_LEN];
+	size_t nseen;
+	char   path[PATH_MAX_LEN]; /* dotted key being read */
+	size_t pathlen;
+	int    named; /* the key being read is in named[named]; -1 none */
+	int    named_key; /* and is RMQ_CFG_PK_*; -1 = the NAME section */
 };
 
 /* Environment overrides, checked in this order. */
@@ -248,6 +255,98 @@ unknown_key(struct loader *ld, size_t plen, int fits)
 	return rc;
 }
 
+/* A socket name or an fnmatch(3) pattern of them, as a section name. */
+static int
+name_pattern_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len >= RMQ_CFG_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!rmq_config_name_ok(name + i, 1)
+		    && strchr("*?[]!", name[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/*
+ * ld->path is thresholds.sockets, thresholds.sockets.NAME or
+ * thresholds.sockets.NAME.KEY: set ld->named, ld->named_key, and *kp to the
+ * thresholds.pair row that parses KEY.  0, or an error at the key.
+ */
+static int
+named_key(struct loader *ld, const struct rmq_schema_key **kp)
+{
+	const size_t plen = sizeof NAMED_PREFIX - 1;
+	const char  *name = ld->path + plen + 1, *dot, *key;
+	char         shown[RMQ_SCHEMA_ECHO_SIZE], row[PATH_MAX_LEN];
+	size_t       nlen;
+	int          i, rc = 0;
+
+	ld->named     = -1;
+	ld->named_key = -1;
+	if (ld->pathlen == plen)
+		goto out; /* the section itself */
+	dot  = strchr(name, '.');
+	nlen = dot != NULL ? (size_t) (dot - name) : strlen(name);
+	rmq_schema_echo(shown, sizeof shown, name, nlen);
+	if (!name_pattern_ok(name, nlen)) {
+		rc = at(ld, ld->ev.start_mark,
+		    "%s: '%s' is not a socket name (1 to %d of A-Z a-z 0-9 _ -, "
+		    "or an fnmatch pattern of them with * ? [ ])",
+		    NAMED_PREFIX, shown, RMQ_CFG_NAME_MAX - 1);
+		goto out;
+	}
+	for (i = 0; i < ld->cfg.nnamed; i++)
+		if (strlen(ld->cfg.named[i].name) == nlen
+		    && memcmp(ld->cfg.named[i].name, name, nlen) == 0)
+			break;
+	if (i == ld->cfg.nnamed) {
+		if (i == RMQ_CFG_NAMED_MAX) {
+			rc = at(ld, ld->ev.start_mark,
+			    "%s: '%s': at most %d socket names", NAMED_PREFIX,
+			    shown, RMQ_CFG_NAMED_MAX);
+			goto out;
+		}
+		memcpy(ld->cfg.named[i].name, name, nlen);
+		ld->cfg.named[i].name[nlen] = '\0';
+		ld->cfg.named[i].p.rndv     = -1;
+		ld->cfg.named[i].p.force    = -1;
+		ld->cfg.nnamed++;
+	}
+	ld->named = i;
+	if (dot == NULL)
+		goto out; /* the NAME section */
+	key = dot + 1;
+	for (i = 0; i < RMQ_CFG_NPK; i++)
+		if (strcmp(key, named_keys[i]) == 0)
+			break;
+	if (i == RMQ_CFG_NPK) {
+		/* Suggest as for the pattern sections, in this section. */
+		snprintf(row, sizeof row, "thresholds.pair.%s", key);
+		rmq_schema_echo(shown, sizeof shown, key, strlen(key));
+		if (rmq_schema_suggest(row, strlen(row), row, sizeof row)
+		    && strncmp(row, "thresholds.pair.", 16) == 0)
+			rc = at(ld, ld->ev.start_mark,
+			    "unknown key '%.*s.%s' (did you mean '%.*s.%s'?)",
+			    (int) (key - 1 - ld->path), ld->path, shown,
+			    (int) (key - 1 - ld->path), ld->path, row + 16);
+		else
+			rc = at(ld, ld->ev.start_mark,
+			    "unknown key '%.*s.%s' (a socket's section takes "
+			    "inject_max, eager_max, ring_max, rndv and path)",
+			    (int) (key - 1 - ld->path), ld->path, shown);
+		goto out;
+	}
+	ld->named_key = i;
+	snprintf(row, sizeof row, "thresholds.pair.%s", key);
+	*kp = rmq_schema_find(row, strlen(row));
+	assert(*kp != NULL);
+out:
+	return rc;
+}
+
 /*
  * The current event is a scalar key: append it to the path, check that it
  * is a known key or section and that it is new.  *kp is the key's schema
@@ -264,7 +363,9 @@ load_key(struct loader *ld, const struct rmq_schema_key **kp)
 	size_t      i;
 	int         rc = 0;
 
-	*kp = NULL;
+	*kp           = NULL;
+	ld->named     = -1;
+	ld->named_key = -1;
 	/* A NUL inside a quoted key must not cut "provider\0x" short. */
 	if (memchr(key, '\0', klen) != NULL
 	    || plen + sep + klen >= sizeof ld->path) {
@@ -277,30 +378,112 @@ load_key(struct loader *ld, const struct rmq_schema_key **kp)
 	ld->pathlen           = plen + sep + klen;
 	ld->path[ld->pathlen] = '\0';
 
-	*kp  = rmq_schema_find(ld->path, ld->pathlen);
-	name = *kp != NULL ? (*kp)->name
-	                   : rmq_schema_section(ld->path, ld->pathlen);
-	if (name == NULL) {
-		rc = unknown_key(ld, plen, 1);
-		goto out;
+	if (strncmp(ld->path, NAMED_PREFIX, sizeof NAMED_PREFIX - 1) == 0
+	    && (ld->path[sizeof NAMED_PREFIX - 1] == '\0'
+	        || ld->path[sizeof NAMED_PREFIX - 1] == '.')) {
+		rc = named_key(ld, kp);
+		if (rc != 0)
+			goto out;
+	} else {
+		*kp  = rmq_schema_find(ld->path, ld->pathlen);
+		name = *kp != NULL ? (*kp)->name
+		                   : rmq_schema_section(ld->path, ld->pathlen);
+		if (name == NULL) {
+			rc = unknown_key(ld, plen, 1);
+			goto out;
+		}
 	}
 	for (i = 0; i < ld->nseen; i++) {
-		if (ld->seen[i].len == ld->pathlen
-		    && memcmp(ld->seen[i].name, name, ld->pathlen) == 0) {
+		if (strcmp(ld->seen[i], ld->path) == 0) {
 			rc = at(ld, ld->ev.start_mark, "duplicate key '%s'",
 			    ld->path);
 			goto out;
 		}
 	}
-	assert(ld->nseen < sizeof ld->seen / sizeof ld->seen[0]);
-	ld->seen[ld->nseen].name = name;
-	ld->seen[ld->nseen].len  = ld->pathlen;
+	assert(ld->nseen < SEEN_MAX);
+	memcpy(ld->seen[ld->nseen], ld->path, ld->pathlen + 1);
 	ld->nseen++;
 out:
 	return rc;
 }
 
 static int load_mapping(struct loader *ld);
+
+/* Set key k (of ld->path) to text, found at mark. */
+static int
+set_value(struct loader *ld, const struct rmq_schema_key *k,
+    const char *text, size_t len, yaml_mark_t mark)
+{
+	struct rmq_cfg_named *nd;
+	struct rmq_cfg_paths  keep;
+	char                  what[RMQ_CFG_ERR_MAX];
+	int                   rc = 0;
+
+	if (ld->named >= 0) {
+		/* Parsed by the thresholds.pair row, into pat[0]'s place. */
+		nd                 = &ld->cfg.named[ld->named];
+		keep               = ld->cfg.pat[RMQ_CFG_PAT_PAIR];
+		ld->cfg.pat[RMQ_CFG_PAT_PAIR] = nd->p;
+		rc = rmq_schema_set(k, &ld->cfg, text, len, what, sizeof what);
+		nd->p              = ld->cfg.pat[RMQ_CFG_PAT_PAIR];
+		ld->cfg.pat[RMQ_CFG_PAT_PAIR] = keep;
+		if (rc != 0) {
+			rc = at(ld, mark, "%s: %s", ld->path, what);
+			goto out;
+		}
+		nd->line[ld->named_key] = (unsigned) mark.line + 1;
+		nd->col[ld->named_key]  = (unsigned) mark.column + 1;
+		goto out;
+	}
+	if (rmq_schema_set(k, &ld->cfg, text, len, what, sizeof what)) {
+		rc = at(ld, mark, "%s: %s", k->name, what);
+		goto out;
+	}
+	ld->cfg.src[k - rmq_schema]  = RMQ_CFG_SRC_FILE;
+	ld->cfg.line[k - rmq_schema] = (unsigned) mark.line + 1;
+	ld->cfg.col[k - rmq_schema]  = (unsigned) mark.column + 1;
+out:
+	return rc;
+}
+
+/*
+ * The current event starts a sequence, the value of LIST key k: its
+ * scalars, joined with commas, are the value.
+ */
+static int
+load_list(struct loader *ld, const struct rmq_schema_key *k)
+{
+	yaml_mark_t mark = ld->ev.start_mark;
+	char        text[RMQ_CFG_ERR_MAX], what[RMQ_CFG_ERR_MAX];
+	size_t      len = 0, n;
+	int         rc;
+
+	for (;;) {
+		rc = next(ld);
+		if (rc != 0 || ld->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (ld->ev.type != YAML_SCALAR_EVENT) {
+			rmq_schema_describe(k, what, sizeof what);
+			rc = at(ld, ld->ev.start_mark,
+			    "%s: expected %s, got %s in the list", k->name, what,
+			    kind(&ld->ev));
+			break;
+		}
+		n = ld->ev.data.scalar.length;
+		if (len + n + 2 > sizeof text) {
+			rc = at(ld, ld->ev.start_mark, "%s: list too long",
+			    k->name);
+			break;
+		}
+		if (len > 0)
+			text[len++] = ',';
+		memcpy(text + len, ld->ev.data.scalar.value, n);
+		len += n;
+	}
+	if (rc == 0)
+		rc = set_value(ld, k, text, len, mark);
+	return rc;
+}
 
 /*
  * The current event is the value of the key in ld->path: k is its schema
@@ -314,18 +497,14 @@ load_value(struct loader *ld, const struct rmq_schema_key *k)
 	char                what[RMQ_CFG_ERR_MAX];
 	int                 rc = 0;
 
+	if (k != NULL && k->type == RMQ_SCHEMA_LIST
+	    && ev->type == YAML_SEQUENCE_START_EVENT) {
+		rc = load_list(ld, k);
+		goto out;
+	}
 	if (k != NULL && ev->type == YAML_SCALAR_EVENT) {
-		if (rmq_schema_set(k, &ld->cfg,
-		        (const char *) ev->data.scalar.value,
-		        ev->data.scalar.length, what, sizeof what))
-			rc = at(ld, ev->start_mark, "%s: %s", k->name, what);
-		else {
-			ld->cfg.src[k - rmq_schema]  = RMQ_CFG_SRC_FILE;
-			ld->cfg.line[k - rmq_schema] =
-			    (unsigned) ev->start_mark.line + 1;
-			ld->cfg.col[k - rmq_schema] =
-			    (unsigned) ev->start_mark.column + 1;
-		}
+		rc = set_value(ld, k, (const char *) ev->data.scalar.value,
+		    ev->data.scalar.length, ev->start_mark);
 		goto out;
 	}
 	if (k == NULL && ev->type == YAML_MAPPING_START_EVENT) {
@@ -425,30 +604,38 @@ static int
 load_buffer(struct rmq_config *cfg, const unsigned char *buf, size_t len,
     const char *name, char *err, size_t errlen)
 {
-	struct loader ld;
-	int           rc;
+	struct loader *ld;
+	int            rc;
 
-	memset(&ld, 0, sizeof ld);
-	memcpy(&ld.cfg, cfg, sizeof ld.cfg);
-	ld.name   = name;
-	ld.buf    = buf;
-	ld.len    = len;
-	ld.err    = err;
-	ld.errlen = errlen;
-	if (!yaml_parser_initialize(&ld.parser)) {
+	/* On the heap: the seen keys are some 20 KiB. */
+	ld = calloc(1, sizeof *ld);
+	if (ld == NULL) {
 		set_err(err, errlen, "%s: out of memory", name);
 		rc = -RMQ_ENOMEM;
 		goto out;
 	}
-	yaml_parser_set_input_string(&ld.parser, buf, len);
-	rc = load_stream(&ld);
-	if (rc == 0) {
-		snprintf(ld.cfg.file, sizeof ld.cfg.file, "%s", name);
-		memcpy(cfg, &ld.cfg, sizeof *cfg);
+	memcpy(&ld->cfg, cfg, sizeof ld->cfg);
+	ld->name   = name;
+	ld->buf    = buf;
+	ld->len    = len;
+	ld->err    = err;
+	ld->errlen = errlen;
+	ld->named  = -1;
+	if (!yaml_parser_initialize(&ld->parser)) {
+		set_err(err, errlen, "%s: out of memory", name);
+		rc = -RMQ_ENOMEM;
+		goto out;
 	}
-	yaml_event_delete(&ld.ev);
-	yaml_parser_delete(&ld.parser);
+	yaml_parser_set_input_string(&ld->parser, buf, len);
+	rc = load_stream(ld);
+	if (rc == 0) {
+		snprintf(ld->cfg.file, sizeof ld->cfg.file, "%s", name);
+		memcpy(cfg, &ld->cfg, sizeof *cfg);
+	}
+	yaml_event_delete(&ld->ev);
+	yaml_parser_delete(&ld->parser);
 out:
+	free(ld);
 	return rc;
 }
 
@@ -655,6 +842,75 @@ rmq_config_env_var(const char *key)
 }
 
 int
+rmq_config_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (name == NULL || len == 0 || len >= RMQ_CFG_NAME_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+const struct rmq_cfg_named *
+rmq_config_named(const struct rmq_config *cfg, const char *name)
+{
+	const struct rmq_cfg_named *found = NULL;
+	int                         i;
+
+	if (cfg == NULL || name == NULL || name[0] == '\0')
+		goto out;
+	for (i = 0; i < cfg->nnamed; i++)
+		if (strcmp(cfg->named[i].name, name) == 0) {
+			found = &cfg->named[i];
+			goto out;
+		}
+	for (i = 0; i < cfg->nnamed; i++)
+		if (fnmatch(cfg->named[i].name, name, 0) == 0) {
+			found = &cfg->named[i];
+			goto out;
+		}
+out:
+	return found;
+}
+
+/* The keys a thresholds.sockets.NAME section set, in file order of rows. */
+static void
+dump_named(const struct rmq_config *cfg, FILE *f)
+{
+	const struct rmq_cfg_named  *nd;
+	const struct rmq_schema_key *k;
+	struct rmq_config            tmp;
+	char                         row[64], val[RMQ_CFG_STR_MAX + 32];
+	int                          i, j;
+
+	for (i = 0; i < cfg->nnamed; i++) {
+		nd = &cfg->named[i];
+		for (j = 0; j < RMQ_CFG_NPK; j++) {
+			if (nd->line[j] == 0)
+				continue;
+			snprintf(row, sizeof row, "thresholds.pair.%s",
+			    named_keys[j]);
+			k = rmq_schema_find(row, strlen(row));
+			assert(k != NULL);
+			memset(&tmp, 0, sizeof tmp);
+			tmp.pat[RMQ_CFG_PAT_PAIR] = nd->p;
+			rmq_schema_format(k, &tmp, val, sizeof val);
+			/* Quoted: a pattern may start with '*' or '['. */
+			fprintf(f, "\"%s.%s.%s\": %s  # file %s:%u\n",
+			    NAMED_PREFIX, nd->name, named_keys[j], val, cfg->file,
+			    nd->line[j]);
+		}
+	}
+}
+
+int
 rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 {
 	const struct rmq_schema_key *k;
@@ -685,5 +941,6 @@ rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 			break;
 		}
 	}
+	dump_named(cfg, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -47,6 +47,29 @@ enum rmq_cfg_numa {
 	RMQ_CFG_NUMA_AUTO = 0, /* the NIC's node, else the caller's */
 	RMQ_CFG_NUMA_OFF,      /* no placement: first touch */
 	RMQ_CFG_NUMA_NODE,     /* numa.node */
+	RMQ_CFG_NUMA_CPUSET,   /* numa.cpuset: its CPUs and their nodes */
+};
+
+/*
+ * thresholds.sockets.NAME: the path keys of the sockets named NAME (the
+ * RMQ_NAME option).  NAME may be an fnmatch(3) pattern ("bulk*"); an exact
+ * name wins over patterns, then the first pattern in the file.
+ */
+#define RMQ_CFG_NAMED_MAX 16
+#define RMQ_CFG_NAME_MAX  64 /* a name, with its NUL */
+enum rmq_cfg_path_key {
+	RMQ_CFG_PK_INJECT = 0, /* inject_max */
+	RMQ_CFG_PK_EAGER,      /* eager_max */
+	RMQ_CFG_PK_RING,       /* ring_max */
+	RMQ_CFG_PK_RNDV,       /* rndv */
+	RMQ_CFG_PK_PATH,       /* path */
+	RMQ_CFG_NPK,
+};
+struct rmq_cfg_named {
+	char                 name[RMQ_CFG_NAME_MAX];
+	struct rmq_cfg_paths p; /* 0 / -1 = not set, as in pat[] */
+	unsigned             line[RMQ_CFG_NPK]; /* where set; 0 = not set */
+	unsigned             col[RMQ_CFG_NPK];
 };
 
 enum rmq_cfg_pattern {
@@ -62,6 +85,12 @@ enum rmq_cfg_pattern {
  */
 struct rmq_config {
 	char     provider[RMQ_CFG_STR_MAX]; /* auto|shm|tcp|sockets|verbs|efa */
+	char     provider_order[RMQ_CFG_STR_MAX]; /* auto's choice: "verbs,tcp" */
+	char     tcp_iface[RMQ_CFG_STR_MAX];     /* tcp.interface, "" = any */
+	char     sockets_iface[RMQ_CFG_STR_MAX]; /* sockets.interface */
+	char     verbs_iface[RMQ_CFG_STR_MAX];   /* verbs.interface */
+	char     verbs_domain[RMQ_CFG_STR_MAX];  /* verbs.domain: mlx5_0 */
+	char     efa_domain[RMQ_CFG_STR_MAX];    /* efa.domain */
 	size_t   inject_max;     /* thresholds.inject_max, 0 = provider row */
 	size_t   eager_max;      /* thresholds.eager_max,  0 = provider row */
 	size_t   ring_max;       /* thresholds.ring_max,   0 = provider row */
@@ -76,6 +105,7 @@ struct rmq_config {
 	int      slabs;          /* memory.slabs: slabs posted per socket */
 	int      numa_policy;    /* numa.policy: RMQ_CFG_NUMA_* */
 	int      numa_node;      /* numa.node: for policy node, -1 none */
+	char     numa_cpuset[RMQ_CFG_STR_MAX]; /* numa.cpuset: "0-3,8" */
 	int      sndhwm;         /* limits.sndhwm: sends in flight */
 	int      rcvhwm;         /* limits.rcvhwm: unread messages per peer */
 	int64_t  max_msg_size;   /* limits.max_msg_size, -1 none */
@@ -88,6 +118,8 @@ struct rmq_config {
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
 	int      log_level;      /* log: error|warn|info|debug */
+	struct rmq_cfg_named named[RMQ_CFG_NAMED_MAX]; /* thresholds.sockets */
+	int      nnamed;
 	/* Not keys: where each value came from, and the file read. */
 	unsigned char src[RMQ_CFG_MAX_KEYS]; /* RMQ_CFG_SRC_*, by schema row */
 	unsigned line[RMQ_CFG_MAX_KEYS];     /* FILE: where it was set, 1-based */
@@ -122,6 +154,16 @@ int rmq_config_key_index(const char *key);
 /* The short environment variable for a key (RMQ_EAGER_MAX), or NULL;
  * every key also has its full name, RMQ_ + KEY with '.' as '_'. */
 const char *rmq_config_env_var(const char *key);
+
+/*
+ * The thresholds.sockets section for a socket called name: the exact name,
+ * else the first pattern that matches it; NULL if none (or name is NULL).
+ */
+const struct rmq_cfg_named *rmq_config_named(
+    const struct rmq_config *cfg, const char *name);
+
+/* Is name a valid socket name (RMQ_NAME): 1..63 of [A-Za-z0-9_-]? */
+int rmq_config_name_ok(const char *name, size_t len);
 
 /* Write every key's value and where it came from, as loadable YAML. */
 int rmq_config_dump(const struct rmq_config *cfg, FILE *f);

@@ -100,19 +100,166 @@ static const struct rmq_schema_choice numa_policies[] = {
 	{ "auto", RMQ_CFG_NUMA_AUTO },
 	{ "off", RMQ_CFG_NUMA_OFF },
 	{ "node", RMQ_CFG_NUMA_NODE },
+	{ "cpuset", RMQ_CFG_NUMA_CPUSET },
 	{ NULL, 0 },
 };
 
+enum parse_result {
+	PARSE_OK,
+	PARSE_BAD, /* not of the expected form */
+	PARSE_RANGE, /* well formed but does not fit in 64 bits */
+};
+
+static enum parse_result parse_digits(
+    const char *text, size_t len, size_t *i, uint64_t *out);
+
+/* provider_order: every provider but auto. */
+static const struct rmq_schema_choice order_providers[] = {
+	{ "verbs", 4 },
+	{ "efa", 5 },
+	{ "tcp", 2 },
+	{ "sockets", 3 },
+	{ "shm", 1 },
+	{ NULL, 0 },
+};
+
+/*
+ * The STR rows' checks: syntax only; text NULL asks for the expectation.  Whether the interface exists, the
+ * device is there or the CPUs are this machine's is for rmq_ctx_new and
+ * the first domain, which know the machine.
+ */
+#define IFACE_MAX 15 /* IFNAMSIZ - 1 */
+#define CPU_MAX   65535 /* largest CPU number in a numa.cpuset */
+
+static int
+check_iface(const char *text, size_t len, char *what, size_t whatlen)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		        || (c >= '0' && c <= '9') || c == '_' || c == '-'
+		        || c == '.' || c == ':' || c == '@'))
+			break;
+	}
+	if (text != NULL && len <= IFACE_MAX && i == len)
+		return 0;
+	snprintf(what, whatlen,
+	    "expected an interface name (up to %d of A-Z a-z 0-9 _ - . : @, "
+	    "e.g. eth0)",
+	    IFACE_MAX);
+	return -1;
+}
+
+static int
+check_domain(const char *text, size_t len, char *what, size_t whatlen)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char) text[i] <= 0x20
+		    || (unsigned char) text[i] >= 0x7f)
+			break;
+	if (text != NULL && len < RMQ_CFG_STR_MAX && i == len)
+		return 0;
+	snprintf(what, whatlen,
+	    "expected a domain name as fi_info prints it (up to %d printable "
+	    "characters, no spaces, e.g. mlx5_0)",
+	    RMQ_CFG_STR_MAX - 1);
+	return -1;
+}
+
+/* "0-3,8,10-11": hwloc's list syntax, each range low to high. */
+static int
+check_cpuset(const char *text, size_t len, char *what, size_t whatlen)
+{
+	uint64_t lo, hi;
+	size_t   i = 0;
+	int      ok = text != NULL && len > 0 && len < RMQ_CFG_STR_MAX;
+
+	while (ok && i < len) {
+		if (parse_digits(text, len, &i, &lo) != PARSE_OK || lo > CPU_MAX) {
+			ok = 0;
+			break;
+		}
+		hi = lo;
+		if (i < len && text[i] == '-') {
+			i++;
+			if (parse_digits(text, len, &i, &hi) != PARSE_OK
+			    || hi > CPU_MAX || hi < lo) {
+				ok = 0;
+				break;
+			}
+		}
+		if (i < len && text[i] == ',' && i + 1 < len)
+			i++;
+		else if (i < len)
+			ok = 0;
+	}
+	if (ok)
+		return 0;
+	snprintf(what, whatlen,
+	    "expected CPUs as a list of numbers and low-high ranges up to "
+	    "%d (e.g. 0-3,8)",
+	    CPU_MAX);
+	return -1;
+}
+
 /* The five path keys of one pattern's section. */
-#define PATTERN_KEYS(sec, i)                                                  	{ "thresholds." sec ".inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0,    	    NULL, FIELD(pat[i].inject_max),                                   	    sec ": largest inject payload; 0 = thresholds.inject_max" },      	{ "thresholds." sec ".eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,    	    NULL, FIELD(pat[i].eager_max),                                    	    sec ": largest eager payload; 0 = thresholds.eager_max" },        	{ "thresholds." sec ".ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,     	    NULL, FIELD(pat[i].ring_max),                                     	    sec ": largest ring payload; 0 = thresholds.ring_max" },          	{ "thresholds." sec ".rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,   	    FIELD(pat[i].rndv),                                               	    sec ": path above the ring/eager limit; auto = thresholds.rndv" }, 	{ "thresholds." sec ".path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,    	    FIELD(pat[i].force),                                              	    sec ": one path for every message; auto = thresholds.path" }
+#define PATTERN_KEYS(sec, i)                                                   \
+	{ "thresholds." sec ".inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0,     \
+	    NULL, FIELD(pat[i].inject_max),                                    \
+	    sec ": largest inject payload; 0 = thresholds.inject_max" },       \
+	{ "thresholds." sec ".eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,     \
+	    NULL, FIELD(pat[i].eager_max),                                     \
+	    sec ": largest eager payload; 0 = thresholds.eager_max" },         \
+	{ "thresholds." sec ".ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,      \
+	    NULL, FIELD(pat[i].ring_max),                                      \
+	    sec ": largest ring payload; 0 = thresholds.ring_max" },           \
+	{ "thresholds." sec ".rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,    \
+	    FIELD(pat[i].rndv),                                                \
+	    sec ": path above the ring/eager limit; auto = thresholds.rndv" }, \
+	{ "thresholds." sec ".path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,     \
+	    FIELD(pat[i].force),                                               \
+	    sec ": one path for every message; auto = thresholds.path" }
 
 /*
  * name, type, min, max, default, choices, field, description.
  * Keep sections together: rmq.yaml.example lists them in this order.
  */
+#if defined(__GNUC__)
+/* Rows without a check or a text default leave those two fields NULL. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
 const struct rmq_schema_key rmq_schema[] = {
 	{ "provider", RMQ_SCHEMA_STRENUM, 0, 0, 0, providers, FIELD(provider),
-	    "libfabric provider; auto takes the best one on this machine" },
+	    "libfabric provider; auto takes the first of provider_order that "
+	    "this machine has" },
+	{ "provider_order", RMQ_SCHEMA_LIST, 0, 0, 0, order_providers,
+	    FIELD(provider_order),
+	    "provider auto: the providers to try, best first",
+	    NULL, "verbs,efa,tcp,sockets" },
+	{ "tcp.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(tcp_iface),
+	    "tcp: the network interface (libfabric's domain, e.g. eth0) "
+	    "fabric traffic uses; empty = the one the address routes by",
+	    check_iface, "" },
+	{ "sockets.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL,
+	    FIELD(sockets_iface),
+	    "sockets: the network interface fabric traffic uses; empty = "
+	    "the one the address routes by",
+	    check_iface, "" },
+	{ "verbs.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(verbs_iface),
+	    "verbs: the IP interface (e.g. ib0) whose device is used; empty "
+	    "= any", check_iface, "" },
+	{ "verbs.domain", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(verbs_domain),
+	    "verbs: the device, as fi_info names its domain (e.g. mlx5_0); "
+	    "empty = the provider's first", check_domain, "" },
+	{ "efa.domain", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(efa_domain),
+	    "efa: the device, as fi_info names its domain (e.g. "
+	    "rdmap0s6-rdm); empty = the provider's first", check_domain, "" },
 	{ "log", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
 	    FIELD(log_level), "least severe message that is logged" },
 	{ "thresholds.inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0, NULL,
@@ -151,9 +298,14 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "numa.policy", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_NUMA_AUTO,
 	    numa_policies, FIELD(numa_policy),
 	    "where slabs and rings go: auto (the NIC's NUMA node, else the "
-	    "caller's), off (first touch) or node (numa.node)" },
+	    "caller's), off (first touch), node (numa.node) or cpuset (the "
+	    "nodes of numa.cpuset)" },
 	{ "numa.node", RMQ_SCHEMA_INT, -1, 1023, -1, NULL, FIELD(numa_node),
 	    "the NUMA node for numa.policy node; -1 = none" },
+	{ "numa.cpuset", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(numa_cpuset),
+	    "numa.policy cpuset: CPUs as a list (0-3,8); memory goes on their "
+	    "NUMA nodes and the progress thread runs on them",
+	    check_cpuset, "" },
 	{ "limits.sndhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,
 	    FIELD(sndhwm), "messages in flight per socket" },
 	{ "limits.rcvhwm", RMQ_SCHEMA_INT, 1, 1000000, 1000, NULL,
@@ -185,16 +337,15 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "nothing" },
 };
 
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
 _Static_assert(sizeof(rmq_schema) / sizeof(rmq_schema[0]) == RMQ_SCHEMA_NKEYS,
     "RMQ_SCHEMA_NKEYS does not match the table");
 _Static_assert(RMQ_SCHEMA_NKEYS <= RMQ_CFG_MAX_KEYS,
     "struct rmq_config's src[] is too small");
 
-enum parse_result {
-	PARSE_OK,
-	PARSE_BAD, /* not of the expected form */
-	PARSE_RANGE, /* well formed but does not fit in 64 bits */
-};
 
 /* Append to buf at *pos, truncating; *pos stops at buflen - 1. */
 static void put(char *buf, size_t buflen, size_t *pos, const char *fmt, ...)
@@ -381,6 +532,9 @@ parse_value(
 	case RMQ_SCHEMA_SIZE:
 		res = parse_size(text, len, out);
 		break;
+	case RMQ_SCHEMA_STR:
+	case RMQ_SCHEMA_LIST:
+		break; /* rmq_schema_set handles them */
 	}
 	return res;
 }
@@ -452,7 +606,88 @@ store(const struct rmq_schema_key *k, struct rmq_config *cfg, int64_t v)
 		assert(k->size == sizeof v);
 		memcpy(field, &v, sizeof v);
 		break;
+	case RMQ_SCHEMA_STR:
+	case RMQ_SCHEMA_LIST:
+		assert(0 && "store_text");
+		break;
 	}
+}
+
+static void
+store_text(const struct rmq_schema_key *k, struct rmq_config *cfg,
+    const char *text, size_t len)
+{
+	char *field = (char *) cfg + k->offset;
+
+	assert(len < k->size);
+	memset(field, 0, k->size);
+	memcpy(field, text, len);
+}
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * A LIST value: "verbs, tcp", "verbs,tcp" or "[verbs, tcp]" (how
+ * rmq_schema_format writes it).  Stored as "verbs,tcp".
+ */
+static int
+set_list(const struct rmq_schema_key *k, struct rmq_config *cfg,
+    const char *text, size_t len, char *what, size_t whatlen)
+{
+	const struct rmq_schema_choice *c;
+	char                            out[RMQ_CFG_STR_MAX];
+	char                            shown[RMQ_SCHEMA_ECHO_SIZE];
+	char                            expect[RMQ_CFG_ERR_MAX];
+	size_t                          pos = 0, i = 0, start, end;
+	const char                     *used[16];
+	size_t                          nused = 0, u;
+	int                             rc    = -RMQ_ECONFIG;
+
+	if (len >= 2 && text[0] == '[' && text[len - 1] == ']') {
+		text++;
+		len -= 2;
+	}
+	out[0] = '\0';
+	for (;;) {
+		while (i < len && is_blank(text[i]))
+			i++;
+		start = i;
+		while (i < len && text[i] != ',')
+			i++;
+		end = i;
+		while (end > start && is_blank(text[end - 1]))
+			end--;
+		for (c = k->choices; c->name != NULL; c++)
+			if (same_nocase(text + start, end - start, c->name))
+				break;
+		rmq_schema_echo(shown, sizeof shown, text + start, end - start);
+		if (c->name == NULL) {
+			rmq_schema_describe(k, expect, sizeof expect);
+			snprintf(what, whatlen, "expected %s, got '%s'", expect,
+			    shown);
+			goto out;
+		}
+		for (u = 0; u < nused; u++)
+			if (used[u] == c->name) {
+				snprintf(what, whatlen, "'%s' is listed twice",
+				    c->name);
+				goto out;
+			}
+		assert(nused < sizeof used / sizeof used[0]);
+		used[nused++] = c->name;
+		put(out, sizeof out, &pos, "%s%s", pos ? "," : "", c->name);
+		if (i == len)
+			break;
+		i++; /* the comma */
+	}
+	store_text(k, cfg, out, pos);
+	rc = 0;
+out:
+	return rc;
 }
 
 void
@@ -461,8 +696,14 @@ rmq_config_defaults(struct rmq_config *cfg)
 	size_t i;
 
 	memset(cfg, 0, sizeof *cfg);
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++)
-		store(&rmq_schema[i], cfg, rmq_schema[i].def);
+	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
+		if (rmq_schema[i].type == RMQ_SCHEMA_STR
+		    || rmq_schema[i].type == RMQ_SCHEMA_LIST)
+			store_text(&rmq_schema[i], cfg, rmq_schema[i].sdef,
+			    strlen(rmq_schema[i].sdef));
+		else
+			store(&rmq_schema[i], cfg, rmq_schema[i].def);
+	}
 }
 
 const struct rmq_schema_key *
@@ -622,6 +863,18 @@ rmq_schema_describe(const struct rmq_schema_key *k, char *buf, size_t buflen)
 	case RMQ_SCHEMA_SIZE_OR_NONE:
 		put(buf, buflen, &pos, SIZE_EXAMPLE " or -1");
 		break;
+	case RMQ_SCHEMA_STR:
+		if (k->check != NULL)
+			k->check(NULL, 0, buf, buflen); /* its "expected" */
+		if (strncmp(buf, "expected ", 9) == 0)
+			memmove(buf, buf + 9, strlen(buf + 9) + 1);
+		break;
+	case RMQ_SCHEMA_LIST:
+		put(buf, buflen, &pos, "a list of");
+		for (c = k->choices; c->name != NULL; c++)
+			put(buf, buflen, &pos, "%s %s",
+			    c == k->choices ? "" : ",", c->name);
+		break;
 	}
 }
 
@@ -637,6 +890,20 @@ rmq_schema_set(const struct rmq_schema_key *k, struct rmq_config *cfg,
 	int               rc = -RMQ_ECONFIG;
 
 	rmq_schema_echo(shown, sizeof shown, text, len);
+	if (k->type == RMQ_SCHEMA_LIST) {
+		rc = set_list(k, cfg, text, len, what, whatlen);
+		goto out;
+	}
+	if (k->type == RMQ_SCHEMA_STR) {
+		/* "" resets to the default (none). */
+		if (len > 0 && k->check(text, len, expect, sizeof expect) != 0) {
+			snprintf(what, whatlen, "%s, got '%s'", expect, shown);
+			goto out;
+		}
+		store_text(k, cfg, text, len);
+		rc = 0;
+		goto out;
+	}
 	res = parse_value(k, text, len, &v);
 	if (res == PARSE_BAD) {
 		rmq_schema_describe(k, expect, sizeof expect);
@@ -693,6 +960,21 @@ out:
 	return;
 }
 
+/* "verbs,tcp" as "[verbs, tcp]". */
+static void
+format_list(const char *field, size_t size, char *buf, size_t buflen)
+{
+	size_t pos = 0, i;
+
+	put(buf, buflen, &pos, "[");
+	for (i = 0; i < size && field[i] != '\0'; i++)
+		if (field[i] == ',')
+			put(buf, buflen, &pos, ", ");
+		else
+			put(buf, buflen, &pos, "%c", field[i]);
+	put(buf, buflen, &pos, "]");
+}
+
 void
 rmq_schema_format(const struct rmq_schema_key *k,
     const struct rmq_config *cfg, char *buf, size_t buflen)
@@ -705,6 +987,13 @@ rmq_schema_format(const struct rmq_schema_key *k,
 	switch (k->type) {
 	case RMQ_SCHEMA_STRENUM:
 		snprintf(buf, buflen, "%.*s", (int) k->size, field);
+		return;
+	case RMQ_SCHEMA_STR:
+		/* Quoted: "" must stay a string, and so must "0-3,8". */
+		snprintf(buf, buflen, "\"%.*s\"", (int) k->size, field);
+		return;
+	case RMQ_SCHEMA_LIST:
+		format_list(field, k->size, buf, buflen);
 		return;
 	case RMQ_SCHEMA_ENUM:
 	case RMQ_SCHEMA_INT:

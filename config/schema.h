@@ -12,7 +12,7 @@
 
 #include "config.h"
 
-#define RMQ_SCHEMA_NKEYS     36 /* rows in rmq_schema[] */
+#define RMQ_SCHEMA_NKEYS     43 /* rows in rmq_schema[] */
 #define RMQ_SCHEMA_ECHO_SIZE 48 /* buffer for rmq_schema_echo() */
 
 enum rmq_schema_type {
@@ -21,7 +21,18 @@ enum rmq_schema_type {
 	RMQ_SCHEMA_INT, /* decimal integer, stored as int */
 	RMQ_SCHEMA_SIZE, /* bytes, 64KiB etc., stored as size_t */
 	RMQ_SCHEMA_SIZE_OR_NONE, /* a size or -1 (none), stored as int64_t */
+	RMQ_SCHEMA_STR, /* text checked by the row's check(), in a char[];
+	                 * "" = not set */
+	RMQ_SCHEMA_LIST, /* choices, no repeats: "verbs,tcp" in a char[];
+	                  * YAML writes a sequence or "a, b" */
 };
+
+/*
+ * A STR row's check: is text[0..len) a valid value?  Returns 0, or -1 with
+ * "what was expected" in what.
+ */
+typedef int (*rmq_schema_check_fn)(
+    const char *text, size_t len, char *what, size_t whatlen);
 
 struct rmq_schema_choice {
 	const char *name; /* lower case; matched case-insensitively */
@@ -38,6 +49,8 @@ struct rmq_schema_key {
 	size_t      offset; /* of the field in struct rmq_config */
 	size_t      size; /* of that field */
 	const char *desc; /* one line, for docs and tools */
+	rmq_schema_check_fn check; /* STR rows */
+	const char         *sdef; /* STR and LIST rows: the default text */
 };
 
 extern const struct rmq_schema_key rmq_schema[RMQ_SCHEMA_NKEYS];

@@ -147,6 +147,7 @@ static void
 assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 {
 	struct rmq_config x = *a, y = *b;
+	int               i, j;
 
 	memset(x.src, 0, sizeof x.src);
 	memset(y.src, 0, sizeof y.src);
@@ -156,6 +157,15 @@ assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 	memset(y.line, 0, sizeof y.line);
 	memset(x.col, 0, sizeof x.col);
 	memset(y.col, 0, sizeof y.col);
+	/* A named key's line says that it was set, and where: keep only
+	 * whether. */
+	for (i = 0; i < RMQ_CFG_NAMED_MAX; i++)
+		for (j = 0; j < RMQ_CFG_NPK; j++) {
+			x.named[i].line[j] = x.named[i].line[j] != 0;
+			y.named[i].line[j] = y.named[i].line[j] != 0;
+			x.named[i].col[j]  = 0;
+			y.named[i].col[j]  = 0;
+		}
 	ck_assert_mem_eq(&x, &y, sizeof x);
 }
 
@@ -256,6 +266,200 @@ START_TEST(test_load_full)
 	ck_assert_int_eq(cfg.connect_ms, 3000);
 	ck_assert_int_eq(cfg.handshake_ms, 250);
 	ck_assert_int_eq(cfg.spin_us, 50);
+	ck_assert_str_eq(cfg.provider_order, "tcp,shm");
+	ck_assert_str_eq(cfg.tcp_iface, "ib0");
+	ck_assert_str_eq(cfg.verbs_domain, "mlx5_1");
+	ck_assert_int_eq(cfg.numa_policy, RMQ_CFG_NUMA_CPUSET);
+	ck_assert_str_eq(cfg.numa_cpuset, "0-3,8");
+	ck_assert_int_eq(cfg.nnamed, 2);
+	ck_assert_str_eq(cfg.named[0].name, "bulk");
+	ck_assert_uint_eq(cfg.named[0].p.eager_max, 8 * KiB);
+	ck_assert_int_eq(cfg.named[0].p.rndv, RMQ_PATH_RNDV_WRITE);
+	ck_assert_int_eq(cfg.named[0].p.force, -1);
+	ck_assert_str_eq(cfg.named[1].name, "ctl*");
+	ck_assert_int_eq(cfg.named[1].p.force, RMQ_PATH_EAGER);
+}
+END_TEST
+
+/* provider_order: a YAML sequence (block or flow) or "a, b" text. */
+START_TEST(test_provider_order)
+{
+	struct rmq_config cfg;
+	char              err[RMQ_CFG_ERR_MAX];
+
+	ck_assert_int_eq(load_str(&cfg, "provider_order: [tcp, SHM]\n", err,
+	                     sizeof err),
+	    0);
+	ck_assert_str_eq(cfg.provider_order, "tcp,shm");
+	ck_assert_int_eq(load_str(&cfg,
+	                     "provider_order:\n  - verbs\n  - sockets\n", err,
+	                     sizeof err),
+	    0);
+	ck_assert_str_eq(cfg.provider_order, "verbs,sockets");
+	ck_assert_int_eq(
+	    load_str(&cfg, "provider_order: efa ,  tcp\n", err, sizeof err), 0);
+	ck_assert_str_eq(cfg.provider_order, "efa,tcp");
+	rmq_config_defaults(&cfg);
+	ck_assert_str_eq(cfg.provider_order, "verbs,efa,tcp,sockets");
+	setenv("RMQ_PROVIDER_ORDER", "[shm, tcp]", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
+	ck_assert_str_eq(cfg.provider_order, "shm,tcp");
+	setenv("RMQ_PROVIDER_ORDER", "shm,,tcp", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), -RMQ_ECONFIG);
+	ck_assert_str_eq(err,
+	    "RMQ_PROVIDER_ORDER: expected a list of verbs, efa, tcp, sockets, "
+	    "shm, got ''");
+	unsetenv("RMQ_PROVIDER_ORDER");
+
+	check_str_error("provider_order: [tcp, tcpp]\n",
+	    "t:1:17: provider_order: expected a list of verbs, efa, tcp, "
+	    "sockets, shm, got 'tcpp'");
+	check_str_error("provider_order: [tcp, shm, tcp]\n",
+	    "t:1:17: provider_order: 'tcp' is listed twice");
+	check_str_error("provider_order: [auto]\n",
+	    "t:1:17: provider_order: expected a list of verbs, efa, tcp, "
+	    "sockets, shm, got 'auto'");
+	check_str_error("provider_order: []\n",
+	    "t:1:17: provider_order: expected a list of verbs, efa, tcp, "
+	    "sockets, shm, got ''");
+	check_str_error("provider_order:\n  - tcp\n  - {a: b}\n",
+	    "t:3:5: provider_order: expected a list of verbs, efa, tcp, "
+	    "sockets, shm, got a mapping in the list");
+	check_str_error("provider_order:\n  x: tcp\n",
+	    "t:2:3: provider_order: expected a list of verbs, efa, tcp, "
+	    "sockets, shm, got a mapping");
+}
+END_TEST
+
+/* Interface, domain and cpuset text: checked for form at load time. */
+START_TEST(test_text_keys)
+{
+	struct rmq_config cfg;
+	char              err[RMQ_CFG_ERR_MAX];
+
+	ck_assert_int_eq(load_str(&cfg,
+	                     "tcp:\n  interface: ib0.8001\nsockets.interface: "
+	                     "lo\nverbs:\n  interface: ib0\n  domain: mlx5_0\n"
+	                     "efa.domain: rdmap0s6-rdm\nnuma.cpuset: 0-3,8\n",
+	                     err, sizeof err),
+	    0);
+	ck_assert_str_eq(cfg.tcp_iface, "ib0.8001");
+	ck_assert_str_eq(cfg.sockets_iface, "lo");
+	ck_assert_str_eq(cfg.verbs_iface, "ib0");
+	ck_assert_str_eq(cfg.verbs_domain, "mlx5_0");
+	ck_assert_str_eq(cfg.efa_domain, "rdmap0s6-rdm");
+	ck_assert_str_eq(cfg.numa_cpuset, "0-3,8");
+	/* "" is the default: none */
+	ck_assert_int_eq(
+	    load_str(&cfg, "tcp.interface: \"\"\n", err, sizeof err), 0);
+	ck_assert_str_eq(cfg.tcp_iface, "");
+
+	check_str_error("tcp.interface: eth 0\n",
+	    "t:1:16: tcp.interface: expected an interface name (up to 15 of "
+	    "A-Z a-z 0-9 _ - . : @, e.g. eth0), got 'eth 0'");
+	check_str_error("tcp.interface: abcdefghijklmnop\n",
+	    "t:1:16: tcp.interface: expected an interface name (up to 15 of "
+	    "A-Z a-z 0-9 _ - . : @, e.g. eth0), got 'abcdefghijklmnop'");
+	check_str_error("verbs.domain: \"mlx5 0\"\n",
+	    "t:1:15: verbs.domain: expected a domain name as fi_info prints "
+	    "it (up to 63 printable characters, no spaces, e.g. mlx5_0), got "
+	    "'mlx5 0'");
+	check_str_error("tcp.interface: [eth0]\n",
+	    "t:1:16: tcp.interface: expected an interface name (up to 15 of "
+	    "A-Z a-z 0-9 _ - . : @, e.g. eth0), got a sequence");
+	{
+		static const char *const bad[] = {"3-1", "0-", "a", "1,,2", ",1",
+		                                  "1,", "-1", "70000", "0 - 3"};
+		char   yaml[64], want[RMQ_CFG_ERR_MAX];
+		size_t i;
+
+		for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+			snprintf(yaml, sizeof yaml, "numa.cpuset: \"%s\"\n",
+			    bad[i]);
+			snprintf(want, sizeof want,
+			    "t:1:14: numa.cpuset: expected CPUs as a list of "
+			    "numbers and low-high ranges up to 65535 (e.g. "
+			    "0-3,8), got '%s'",
+			    bad[i]);
+			check_str_error(yaml, want);
+		}
+	}
+}
+END_TEST
+
+/* thresholds.sockets.NAME: sections by socket name or pattern. */
+START_TEST(test_named_sections)
+{
+	struct rmq_config           cfg;
+	const struct rmq_cfg_named *nd;
+	char                        err[RMQ_CFG_ERR_MAX];
+
+	ck_assert_int_eq(load_str(&cfg,
+	                     "thresholds:\n"
+	                     "  sockets:\n"
+	                     "    \"b*\":\n"
+	                     "      path: seg\n"
+	                     "    bulk:\n"
+	                     "      eager_max: 8KiB\n"
+	                     "    \"bu[lm]k?\":\n"
+	                     "      ring_max: 4KiB\n"
+	                     "thresholds.sockets.bulk.rndv: rndv_write\n"
+	                     "thresholds.sockets.empty:\n",
+	                     err, sizeof err),
+	    0);
+	ck_assert_int_eq(cfg.nnamed, 4);
+	/* an exact name first, then the first pattern in file order */
+	nd = rmq_config_named(&cfg, "bulk");
+	ck_assert_ptr_nonnull(nd);
+	ck_assert_str_eq(nd->name, "bulk");
+	ck_assert_uint_eq(nd->p.eager_max, 8 * KiB);
+	ck_assert_int_eq(nd->p.rndv, RMQ_PATH_RNDV_WRITE);
+	ck_assert_int_eq(nd->p.force, -1);
+	ck_assert_uint_eq(nd->line[RMQ_CFG_PK_EAGER], 6);
+	ck_assert_uint_eq(nd->line[RMQ_CFG_PK_RNDV], 9);
+	ck_assert_uint_eq(nd->line[RMQ_CFG_PK_PATH], 0);
+	nd = rmq_config_named(&cfg, "bulmk1");
+	ck_assert_ptr_nonnull(nd);
+	ck_assert_str_eq(nd->name, "b*");
+	ck_assert_int_eq(nd->p.force, RMQ_PATH_SEG);
+	ck_assert_ptr_null(rmq_config_named(&cfg, "ctl"));
+	ck_assert_ptr_null(rmq_config_named(&cfg, NULL));
+	ck_assert_ptr_null(rmq_config_named(&cfg, ""));
+	nd = rmq_config_named(&cfg, "empty");
+	ck_assert_ptr_nonnull(nd);
+	ck_assert_uint_eq(nd->p.eager_max, 0);
+
+	check_str_error("thresholds.sockets:\n  \"a b\":\n    path: seg\n",
+	    "t:2:3: thresholds.sockets: 'a b' is not a socket name (1 to 63 "
+	    "of A-Z a-z 0-9 _ -, or an fnmatch pattern of them with * ? [ ])");
+	check_str_error("thresholds.sockets:\n  bulk:\n    eagr_max: 1\n",
+	    "t:3:5: unknown key 'thresholds.sockets.bulk.eagr_max' (did you "
+	    "mean 'thresholds.sockets.bulk.eager_max'?)");
+	check_str_error("thresholds.sockets:\n  bulk:\n    slabs: 1\n",
+	    "t:3:5: unknown key 'thresholds.sockets.bulk.slabs' (a socket's "
+	    "section takes inject_max, eager_max, ring_max, rndv and path)");
+	check_str_error("thresholds.sockets:\n  bulk:\n    rndv: fast\n",
+	    "t:3:11: thresholds.sockets.bulk.rndv: expected one of auto, "
+	    "rndv_read, rndv_write, rndv_send, seg, got 'fast'");
+	check_str_error("thresholds.sockets:\n  bulk:\n    path: seg\n"
+	                "thresholds.sockets.bulk.path: eager\n",
+	    "t:4:1: duplicate key 'thresholds.sockets.bulk.path'");
+	check_str_error("thresholds.sockets: 3\n",
+	    "t:1:21: thresholds.sockets: expected a mapping, got '3'");
+	{
+		char   yaml[2048];
+		size_t pos = 0;
+		int    i;
+
+		pos += (size_t) snprintf(yaml, sizeof yaml,
+		    "thresholds.sockets:\n");
+		for (i = 0; i < RMQ_CFG_NAMED_MAX + 1; i++)
+			pos += (size_t) snprintf(yaml + pos, sizeof yaml - pos,
+			    "  s%d:\n    path: eager\n", i);
+		check_str_error(yaml,
+		    "t:34:3: thresholds.sockets: 's16': at most 16 socket "
+		    "names");
+	}
 }
 END_TEST
 
@@ -785,6 +989,12 @@ START_TEST(test_dump_round_trip)
 	                     "  reqrep:\n    path: seg\nstrict: yes\n",
 	                     err, sizeof err),
 	    0);
+	ck_assert_int_eq(rmq_config_load_string(&cfg,
+	                     "provider_order: [tcp, shm]\nnuma.cpuset: 0-1\n"
+	                     "tcp.interface: lo\nthresholds.sockets:\n"
+	                     "  \"*x\":\n    rndv: seg\n    eager_max: 2KiB\n",
+	                     "t", err, sizeof err),
+	    0);
 	setenv("RMQ_LIMITS_SNDHWM", "77", 1);
 	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
 	f = open_memstream(&buf, &len);
@@ -796,6 +1006,12 @@ START_TEST(test_dump_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "thresholds.reqrep.path: seg  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "strict: true  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "memory.slabs: 4  # default"));
+	ck_assert_ptr_nonnull(strstr(buf, "provider_order: [tcp, shm]  # file"));
+	ck_assert_ptr_nonnull(strstr(buf, "numa.cpuset: \"0-1\"  # file"));
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "\"thresholds.sockets.*x.rndv\": seg  # file"));
+	ck_assert_ptr_nonnull(
+	    strstr(buf, "\"thresholds.sockets.*x.eager_max\": 2KiB  # file"));
 	memset(&back, 0xa5, sizeof back);
 	rmq_config_defaults(&back);
 	ck_assert_msg(rmq_config_load_string(&back, buf, "dump", err,
@@ -962,6 +1178,9 @@ config_suite(void)
 	tcase_add_test(tc, test_load_comments_only);
 	tcase_add_test(tc, test_load_full);
 	tcase_add_test(tc, test_load_example);
+	tcase_add_test(tc, test_provider_order);
+	tcase_add_test(tc, test_text_keys);
+	tcase_add_test(tc, test_named_sections);
 	tcase_add_test(tc, test_load_dotted_key);
 	tcase_add_test(tc, test_load_empty_section);
 	tcase_add_test(tc, test_load_flow_and_quotes);
