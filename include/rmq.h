@@ -102,6 +102,13 @@ enum rmq_opt {
 	                         * (0: no ring; above eager_max to use it) */
 	RMQ_STRICT        = 17, /* getopt only: 1 if the socket obeys the
 	                         * verbs/efa rules (rmq_paths(7)) */
+	RMQ_NAME          = 18, /* char[]: the socket's name (1..63 of
+	                         * A-Z a-z 0-9 _ -), set before bind/connect;
+	                         * picks its thresholds.sockets.NAME section
+	                         * of the config (rmq.yaml(5)) */
+	RMQ_DOMAIN_NAME   = 19, /* getopt only: char[], the fabric domain
+	                         * (e.g. eth0, lo, mlx5_0); "" before
+	                         * bind/connect */
 };
 
 /* The ways a message can travel (see rmq(7)). */

@@ -3,6 +3,7 @@
  * merge what the provider RETURNED with its row in providers/.  The rest
  * of the engine branches on struct rmq_caps only.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,4 +279,76 @@ rmq_prov_available(const struct rmq_prov *p)
 			return true;
 	}
 	return false;
+}
+
+const struct rmq_prov *
+rmq_prov_auto(const struct rmq_config *cfg, char *why, size_t whylen)
+{
+	const struct rmq_prov *const *pp;
+	const struct rmq_prov        *p;
+	char                          list[RMQ_CFG_STR_MAX], *tok, *save;
+	char                          have[160] = "";
+	size_t                        n = 0;
+
+	snprintf(list, sizeof(list), "%s", cfg->provider_order);
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		p = rmq_prov_by_name(tok);
+		if (p != NULL && rmq_prov_available(p))
+			return p;
+	}
+	for (pp = rmq_prov_all(); *pp != NULL; pp++)
+		if (rmq_prov_available(*pp) && n < sizeof(have))
+			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
+			                       n ? ", " : "", (*pp)->name);
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen,
+		         "provider auto: none of provider_order [%s] is "
+		         "available on this machine (available here: %s)",
+		         cfg->provider_order, n ? have : "none");
+	return NULL;
+}
+
+/* Which config fields are a provider's knobs; (size_t)-1 = none. */
+#define NO_KNOB ((size_t) -1)
+static const struct {
+	const char *prov;
+	size_t      iface, domain;
+	const char *iface_key, *domain_key;
+	bool        iface_is_domain;
+} knob_rows[] = {
+	{"tcp", offsetof(struct rmq_config, tcp_iface), NO_KNOB,
+	 "tcp.interface", NULL, true},
+	{"sockets", offsetof(struct rmq_config, sockets_iface), NO_KNOB,
+	 "sockets.interface", NULL, true},
+	{"verbs", offsetof(struct rmq_config, verbs_iface),
+	 offsetof(struct rmq_config, verbs_domain), "verbs.interface",
+	 "verbs.domain", false},
+	{"efa", NO_KNOB, offsetof(struct rmq_config, efa_domain), NULL,
+	 "efa.domain", false},
+};
+
+void
+rmq_prov_knobs(const struct rmq_config *cfg, const struct rmq_prov *p,
+               struct rmq_knobs *k)
+{
+	const char *base = (const char *) cfg;
+	size_t      i;
+
+	memset(k, 0, sizeof(*k));
+	if (cfg == NULL || p == NULL)
+		return;
+	for (i = 0; i < sizeof(knob_rows) / sizeof(knob_rows[0]); i++) {
+		if (strcmp(knob_rows[i].prov, p->name) != 0)
+			continue;
+		if (knob_rows[i].iface != NO_KNOB &&
+		    base[knob_rows[i].iface] != '\0')
+			k->iface = base + knob_rows[i].iface;
+		if (knob_rows[i].domain != NO_KNOB &&
+		    base[knob_rows[i].domain] != '\0')
+			k->domain = base + knob_rows[i].domain;
+		k->iface_key       = knob_rows[i].iface_key;
+		k->domain_key      = knob_rows[i].domain_key;
+		k->iface_is_domain = knob_rows[i].iface_is_domain;
+	}
 }

@@ -29,18 +29,6 @@
 
 /* ---- endpoint strings ---- */
 
-static const struct rmq_prov *
-auto_provider(void)
-{
-	const struct rmq_prov *const *p;
-
-	for (p = rmq_prov_all(); *p != NULL; p++)
-		if (!((*p)->flags & RMQ_PROV_LOCAL_ONLY) &&
-		    rmq_prov_available(*p))
-			return *p;
-	return NULL;
-}
-
 static bool
 split_host_port(const char *rest, char *host, size_t hl, char *port,
                 size_t pl)
@@ -70,7 +58,7 @@ int
 rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 {
 	const char *sep;
-	char        scheme[16];
+	char        scheme[16], why[300] = "";
 	size_t      n;
 
 	memset(a, 0, sizeof(*a));
@@ -86,12 +74,12 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 	scheme[n] = '\0';
 	if (strcmp(scheme, "fabric") == 0) {
 		if (strcmp(ctx->cfg.provider, "auto") == 0)
-			a->prov = auto_provider();
+			a->prov = rmq_prov_auto(&ctx->cfg, why, sizeof(why));
 		else
 			a->prov = rmq_prov_by_name(ctx->cfg.provider);
 		if (a->prov == NULL) {
-			rmq_log(RMQ_LOG_ERROR, "'%s': no provider available",
-			        endpoint);
+			rmq_log(RMQ_LOG_ERROR, "'%s': %s", endpoint,
+			        why[0] ? why : "no provider available");
 			return -RMQ_ENODEV;
 		}
 	} else {
@@ -176,14 +164,49 @@ set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-/* The node to open the fabric endpoint on: an IPv4 address or NULL. */
-static const char *
-ep_node(const struct rmq_prov *prov, const struct sockaddr_in *sin,
-        char *buf, size_t len)
+/*
+ * The node to open the fabric endpoint on: an IPv4 address or NULL.  With
+ * an interface in the config (tcp.interface ...), a bind to * and every
+ * connect use that interface's address; a bind to an address that is not
+ * the interface's is an error.
+ */
+static int
+ep_node(struct rmq_socket *s, const struct rmq_prov *prov,
+        const struct sockaddr_in *sin, bool bind, char *buf, size_t len,
+        const char **nodep)
 {
+	struct rmq_knobs k;
+	struct in_addr   a;
+	char             where[300], have[256], asked[INET_ADDRSTRLEN];
+
+	*nodep = NULL;
 	if (!(prov->flags & RMQ_PROV_ADDR_SOCKADDR))
-		return NULL;
-	return inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t) len);
+		return 0;
+	rmq_prov_knobs(&s->ctx->cfg, prov, &k);
+	a = sin->sin_addr;
+	if (k.iface != NULL) {
+		rmq_cfg_where(&s->ctx->cfg, k.iface_key, where, sizeof(where));
+		if (bind && sin->sin_addr.s_addr != htonl(INADDR_ANY) &&
+		    !rmq_iface_has(k.iface, sin->sin_addr)) {
+			inet_ntop(AF_INET, &sin->sin_addr, asked, sizeof(asked));
+			rmq_iface_ipv4(k.iface, &a, have, sizeof(have));
+			rmq_log(RMQ_LOG_ERROR,
+			        "%s: bind to %s: not an address of '%s' (its "
+			        "address: %s); bind to * or to it",
+			        where, asked, k.iface, have[0] ? have : "none");
+			return -RMQ_EADDR;
+		}
+		if (!bind || sin->sin_addr.s_addr == htonl(INADDR_ANY)) {
+			if (rmq_iface_ipv4(k.iface, &a, have, sizeof(have)) != 0) {
+				rmq_log(RMQ_LOG_ERROR,
+				        "%s: '%s' has no IPv4 address", where,
+				        k.iface);
+				return -RMQ_EADDR;
+			}
+		}
+	}
+	*nodep = inet_ntop(AF_INET, &a, buf, (socklen_t) len);
+	return 0;
 }
 
 int
@@ -194,6 +217,7 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a)
 	struct sockaddr_un   un;
 	socklen_t            sl;
 	char                 node[64];
+	const char          *nodep = NULL;
 	int                  fd = -1, rc, one = 1;
 
 	if (!a->unix_name) {
@@ -201,10 +225,12 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a)
 		if (rc != 0)
 			return rc;
 	}
-	rc = rmq_ep_open(s, a->prov,
-	                 a->unix_name ? NULL
-	                              : ep_node(a->prov, &sin, node,
-	                                        sizeof(node)));
+	if (!a->unix_name) {
+		rc = ep_node(s, a->prov, &sin, true, node, sizeof(node), &nodep);
+		if (rc != 0)
+			return rc;
+	}
+	rc = rmq_ep_open(s, a->prov, nodep);
 	if (rc != 0)
 		return rc;
 	fd = socket(a->unix_name ? AF_UNIX : AF_INET,
@@ -475,6 +501,7 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 	struct sockaddr_in loc;
 	int64_t            dl = rmq_deadline(s->connect_ms);
 	char               node[64], reason[160] = "";
+	const char        *nodep = NULL;
 	size_t             body;
 	int                fd = -1, rc, kind, ms;
 
@@ -488,10 +515,13 @@ rmq_ctrl_connect(struct rmq_socket *s, const struct rmq_addr *a)
 		        rmq_strerror(rc));
 		return rc;
 	}
-	rc = rmq_ep_open(s, a->prov,
-	                 a->unix_name ? NULL
-	                              : ep_node(a->prov, &loc, node,
-	                                        sizeof(node)));
+	if (!a->unix_name) {
+		rc = ep_node(s, a->prov, &loc, false, node, sizeof(node),
+		             &nodep);
+		if (rc != 0)
+			goto out;
+	}
+	rc = rmq_ep_open(s, a->prov, nodep);
 	if (rc != 0)
 		goto out;
 	p = rmq_peer_new(s);

@@ -5,6 +5,37 @@
 
 #include "rmq_int.h"
 
+void
+rmq_cfg_where(const struct rmq_config *cfg, const char *key, char *buf,
+              size_t len)
+{
+	char var[96];
+	int  k = rmq_config_key_index(key);
+	size_t i, n;
+
+	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE) {
+		snprintf(buf, len, "%s:%u:%u: %s", cfg->file, cfg->line[k],
+		         cfg->col[k], key);
+	} else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV) {
+		/* The short name if that is what is set, else the full one. */
+		if (rmq_config_env_var(key) != NULL &&
+		    getenv(rmq_config_env_var(key)) != NULL) {
+			snprintf(buf, len, "%s", rmq_config_env_var(key));
+			return;
+		}
+		n = (size_t) snprintf(var, sizeof(var), "RMQ_");
+		for (i = 0; key[i] != '\0' && n + 1 < sizeof(var); i++)
+			var[n++] = key[i] == '.' ? '_'
+			           : (key[i] >= 'a' && key[i] <= 'z')
+			               ? (char) (key[i] - 'a' + 'A')
+			               : key[i];
+		var[n] = '\0';
+		snprintf(buf, len, "%s", var);
+	} else {
+		snprintf(buf, len, "%s", key);
+	}
+}
+
 /*
  * A provider named in the file or the environment that this machine lacks
  * fails the context now, with where it was set and what there is.
@@ -16,7 +47,6 @@ provider_here(const struct rmq_config *cfg, char *err, size_t len)
 	const struct rmq_prov        *p;
 	char                          where[300], have[160] = "";
 	size_t                        n = 0;
-	int                           k;
 
 	if (strcmp(cfg->provider, "auto") == 0)
 		return 0;
@@ -27,19 +57,49 @@ provider_here(const struct rmq_config *cfg, char *err, size_t len)
 		if (rmq_prov_available(*pp) && n < sizeof(have))
 			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
 			                       n ? ", " : "", (*pp)->name);
-	k = rmq_config_key_index("provider");
-	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE)
-		snprintf(where, sizeof(where), "%s:%u:%u: provider", cfg->file,
-		         cfg->line[k], cfg->col[k]);
-	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV)
-		snprintf(where, sizeof(where), "RMQ_PROVIDER");
-	else
-		snprintf(where, sizeof(where), "provider");
+	rmq_cfg_where(cfg, "provider", where, sizeof(where));
 	snprintf(err, len,
 	         "%s: '%s' is not available on this machine (available here: "
 	         "%s)",
 	         where, cfg->provider, n ? have : "none");
 	return -RMQ_ECONFIG;
+}
+
+/*
+ * What the schema cannot check alone: keys that need each other, and
+ * interfaces, which must exist on this machine.
+ */
+static int
+config_here(const struct rmq_config *cfg, char *err, size_t len)
+{
+	const struct rmq_prov *const *pp;
+	struct rmq_knobs              k;
+	char                          where[200], have[160];
+	struct in_addr                a;
+
+	if (cfg->numa_policy == RMQ_CFG_NUMA_CPUSET &&
+	    cfg->numa_cpuset[0] == '\0') {
+		rmq_cfg_where(cfg, "numa.policy", where, sizeof(where));
+		snprintf(err, len,
+		         "%s: policy cpuset needs numa.cpuset (the CPUs, e.g. "
+		         "\"0-3\")",
+		         where);
+		return -RMQ_ECONFIG;
+	}
+	for (pp = rmq_prov_all(); *pp != NULL; pp++) {
+		rmq_prov_knobs(cfg, *pp, &k);
+		if (k.iface == NULL ||
+		    rmq_iface_ipv4(k.iface, &a, have, sizeof(have)) !=
+		        -RMQ_ENODEV)
+			continue;
+		rmq_cfg_where(cfg, k.iface_key, where, sizeof(where));
+		snprintf(err, len,
+		         "%s: '%s' is not a network interface on this machine "
+		         "(interfaces here: %s)",
+		         where, k.iface, have[0] ? have : "none");
+		return -RMQ_ECONFIG;
+	}
+	return 0;
 }
 
 int
@@ -72,6 +132,8 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 	}
 	rmq_log_set_level(ctx->cfg.log_level);
 	rc = provider_here(&ctx->cfg, err, sizeof(err));
+	if (rc == 0)
+		rc = config_here(&ctx->cfg, err, sizeof(err));
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "%s", err);
 		goto fail;
@@ -128,11 +190,12 @@ dom_place(rmq_ctx *ctx, struct rmq_dom *d, const struct fi_info *info)
 			        ctx->numa.err);
 	}
 	rmq_numa_choose(&ctx->numa, info, ctx->cfg.numa_policy,
-	                ctx->cfg.numa_node, pl);
+	                ctx->cfg.numa_node, ctx->cfg.numa_cpuset, pl);
 	rmq_log(RMQ_LOG_INFO, "%s: NUMA node %d: %s; memory %s", d->key,
 	        pl->node, pl->why, pl->mem);
 	/* The progress thread runs next to the first domain's NIC (or the
-	 * caller's node): where its completions and slabs are. */
+	 * caller's node): where its completions and slabs are; under
+	 * policy cpuset, on numa.cpuset's CPUs. */
 	if (ctx->thread && !ctx->pinned && pl->node >= 0) {
 		ctx->pinned = true;
 		if (rmq_numa_bind_thread(&ctx->numa, pl, ctx->thr) == 0)
@@ -160,15 +223,79 @@ dom_free(struct rmq_dom *d)
 	free(d);
 }
 
+/*
+ * The config names a domain (or an interface) the provider did not give
+ * us: say which key, and what domains the provider has here.
+ */
+static void
+no_domain(rmq_ctx *ctx, const struct rmq_prov *prov,
+          const struct rmq_knobs *knobs, const char *want, const char *node)
+{
+	struct fi_info *hints, *info = NULL, *i;
+	char            where[300], have[256] = "";
+	size_t          n = 0;
+
+	rmq_cfg_where(&ctx->cfg,
+	              knobs->domain != NULL ? knobs->domain_key
+	                                    : knobs->iface_key,
+	              where, sizeof(where));
+	hints = rmq_caps_hints_level(prov, 1);
+	if (hints != NULL &&
+	    fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info) == 0)
+		for (i = info; i != NULL; i = i->next)
+			rmq_list_add(have, sizeof(have), &n,
+			             i->domain_attr->name);
+	if (info != NULL)
+		fi_freeinfo(info);
+	if (hints != NULL)
+		fi_freeinfo(hints);
+	rmq_log(RMQ_LOG_ERROR,
+	        "%s: provider %s has no domain '%s'%s%s here (its domains: %s)",
+	        where, prov->name, want, node ? " for address " : "",
+	        node ? node : "", n ? have : "none");
+}
+
+/* Keep the first entry of list (in domain want, if not NULL); free the
+ * rest.  NULL if no entry is in want. */
+static struct fi_info *
+take_domain(struct fi_info *list, const char *want)
+{
+	struct fi_info *i, *prev = NULL;
+
+	for (i = list; i != NULL; prev = i, i = i->next)
+		if (want == NULL || strcmp(i->domain_attr->name, want) == 0)
+			break;
+	if (i == NULL) {
+		fi_freeinfo(list);
+		return NULL;
+	}
+	if (prev != NULL) {
+		prev->next = NULL; /* detach i and what follows */
+		fi_freeinfo(list);
+	}
+	if (i->next != NULL) {
+		fi_freeinfo(i->next);
+		i->next = NULL;
+	}
+	return i;
+}
+
 int
 rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
             bool ordered, struct rmq_dom **domp, struct fi_info **infop)
 {
-	struct fi_info *hints, *info = NULL;
-	struct rmq_dom *d;
-	char            key[160];
-	int             rc = 0, level;
+	struct fi_info  *hints, *info = NULL;
+	struct rmq_dom  *d;
+	struct rmq_knobs knobs;
+	const char      *want;
+	char             key[160];
+	int              rc = 0, level;
 
+	/* The domain the config names (verbs.domain, tcp.interface ...). */
+	rmq_prov_knobs(&ctx->cfg, prov, &knobs);
+	want = knobs.domain != NULL ? knobs.domain
+	       : knobs.iface_is_domain ? knobs.iface
+	                               : NULL;
 	/* Everything we can use first, then less (rmq_caps_hints_level). */
 	for (level = ordered ? 0 : 1; level < RMQ_HINT_LEVELS; level++) {
 		hints = rmq_caps_hints_level(prov, level);
@@ -187,10 +314,16 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		        node ? node : "", fi_strerror(-rc));
 		return rc == -FI_ENODATA || rc == 0 ? -RMQ_ENODEV : rc;
 	}
-	/* The first entry is the provider's preferred one. */
-	if (info->next != NULL) {
-		fi_freeinfo(info->next);
-		info->next = NULL;
+	/*
+	 * The first entry is the provider's preferred one, or the first of
+	 * the domain the config names.  We pick it from the list: measured
+	 * with libfabric 1.17, tcp and sockets ignore a domain name in the
+	 * hints (fi_info -d lo still lists eth0 first).
+	 */
+	info = take_domain(info, want);
+	if (info == NULL) {
+		no_domain(ctx, prov, &knobs, want, node);
+		return -RMQ_ENODEV;
 	}
 	snprintf(key, sizeof(key), "%s/%s/%s%s", info->fabric_attr->prov_name,
 	         info->fabric_attr->name, info->domain_attr->name,

@@ -277,6 +277,7 @@ rmq_sock_paths(struct rmq_socket *s)
 	int                    rc;
 
 	rmq_path_table_init(t, &s->dom->caps, &s->ctx->cfg, s->ops->cfg_pat);
+	rmq_path_table_named(t, &s->dom->caps, &s->ctx->cfg, s->name);
 	if (s->inject_max_opt != 0 && s->inject_max_opt < t->inject_max) {
 		t->inject_max = s->inject_max_opt;
 		t->src[RMQ_TH_INJECT] = RMQ_SRC_OPT;
@@ -311,15 +312,20 @@ rmq_sock_paths(struct rmq_socket *s)
  */
 bool
 rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
-               int pat, size_t eager_opt, bool ring_set, size_t ring_opt)
+               const char *name, int pat, size_t eager_opt, bool ring_set,
+               size_t ring_opt)
 {
-	size_t eager, ring;
+	const struct rmq_cfg_named *nd = rmq_config_named(cfg, name);
+	size_t                      eager, ring;
 
 	if (cfg->ring_slots < 4)
 		return false;
 	/* The limits as the table will have them (select.c), roughly:
-	 * socket option, pattern section, file or environment, row. */
+	 * socket option, name section, pattern section, file or
+	 * environment, row. */
 	eager = eager_opt;
+	if (eager == 0 && nd != NULL)
+		eager = nd->p.eager_max;
 	if (eager == 0 && pat >= 0 && pat < RMQ_CFG_NPAT)
 		eager = cfg->pat[pat].eager_max;
 	if (eager == 0)
@@ -328,6 +334,8 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 		eager = prov->eager_max;
 	if (ring_set)
 		ring = ring_opt;
+	else if (nd != NULL && nd->p.ring_max > 0)
+		ring = nd->p.ring_max;
 	else if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
 		ring = cfg->pat[pat].ring_max;
 	else
@@ -339,7 +347,7 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 static bool
 wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
 {
-	return rmq_wants_ring(&s->ctx->cfg, prov, s->ops->cfg_pat,
+	return rmq_wants_ring(&s->ctx->cfg, prov, s->name, s->ops->cfg_pat,
 	                      s->eager_max_opt, s->ring_max_set,
 	                      s->ring_max_opt);
 }

@@ -17,6 +17,12 @@
  * that makes the node preferred, so a full node spills over to another
  * instead of waking the OOM killer as a strict bind would -- placement is
  * an optimisation, not a promise.
+ *
+ * Policy cpuset (numa.cpuset) names CPUs instead: the progress thread is
+ * pinned to those of them this machine has, and memory goes on their
+ * node(s).  Several nodes are bound as one set, with the same non-strict
+ * bind; hwloc releases that predate Linux's MPOL_PREFERRED_MANY ask for
+ * MPOL_PREFERRED, which prefers only the first node of the set.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -379,35 +385,159 @@ choose_auto(struct rmq_numa *n, const struct fi_info *info,
 	return node;
 }
 
+/*
+ * policy cpuset: the CPUs of text that this machine has, into pl->cpuset,
+ * and their node(s), into nodes; *nodep is the first of them.  Writes
+ * pl->why; when none of the CPUs is here (or text names none), *nodep is
+ * NULL and pl->why ends in "as auto: " for choose_auto.  Returns 0 or
+ * -RMQ_ENOMEM.
+ */
+static int
+choose_cpuset(struct rmq_numa *n, const char *text, struct rmq_numa_place *pl,
+              hwloc_nodeset_t nodes, hwloc_obj_t *nodep)
+{
+	hwloc_const_cpuset_t have = hwloc_topology_get_allowed_cpuset(n->topo);
+	hwloc_bitmap_t       want = NULL, miss = NULL;
+	hwloc_obj_t          node = NULL;
+	char                 here[64], gone[64], list[64];
+	size_t               used;
+	int                  rc = 0;
+
+	hwloc_bitmap_zero(nodes);
+	if (text == NULL || text[0] == '\0') {
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset without numa.cpuset; as auto: ");
+		rmq_log(RMQ_LOG_WARN, "numa.policy cpuset without "
+		        "numa.cpuset: policy auto instead");
+		goto out;
+	}
+	want = hwloc_bitmap_alloc();
+	miss = hwloc_bitmap_alloc();
+	if (want == NULL || miss == NULL) {
+		rc = -RMQ_ENOMEM;
+		goto out;
+	}
+	hwloc_bitmap_list_snprintf(here, sizeof(here), have);
+	if (hwloc_bitmap_list_sscanf(want, text) != 0) {
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset '%s' from the config: not a CPU list; "
+		         "as auto: ", text);
+		rmq_log(RMQ_LOG_WARN, "numa.cpuset '%s' is not a CPU list: "
+		        "policy auto instead", text);
+		goto out;
+	}
+	hwloc_bitmap_andnot(miss, want, have);
+	hwloc_bitmap_and(want, want, have);
+	if (hwloc_bitmap_iszero(want)) {
+		/* As for policy node: one file may serve machines of
+		 * several shapes. */
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset %s from the config: none of these "
+		         "CPUs here (CPUs %s); as auto: ", text, here);
+		rmq_log(RMQ_LOG_WARN, "numa.cpuset %s: none of these CPUs is "
+		        "here (CPUs %s): policy auto instead", text, here);
+		goto out;
+	}
+	if (hwloc_cpuset_to_nodeset(n->topo, want, nodes) == 0 &&
+	    !hwloc_bitmap_iszero(nodes))
+		node = hwloc_get_numanode_obj_by_os_index(
+		    n->topo, (unsigned) hwloc_bitmap_first(nodes));
+	hwloc_bitmap_list_snprintf(pl->cpuset, sizeof(pl->cpuset), want);
+	if (node == NULL) {
+		hwloc_bitmap_zero(nodes);
+		pl->cpuset[0] = '\0';
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset %s from the config: its CPUs have no "
+		         "NUMA node; as auto: ", text);
+		goto out;
+	}
+	if (!hwloc_bitmap_iszero(miss)) {
+		hwloc_bitmap_list_snprintf(gone, sizeof(gone), miss);
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset %s from the config (CPUs %s not here: "
+		         "using %s)", text, gone, pl->cpuset);
+		rmq_log(RMQ_LOG_WARN, "numa.cpuset %s: CPUs %s are not on "
+		        "this machine (CPUs %s): using %s", text, gone, here,
+		        pl->cpuset);
+	} else {
+		snprintf(pl->why, sizeof(pl->why),
+		         "policy cpuset %s from the config", text);
+	}
+	used = strlen(pl->why);
+	if (hwloc_bitmap_weight(nodes) == 1) {
+		snprintf(pl->why + used, sizeof(pl->why) - used, ": node %u",
+		         node->os_index);
+	} else {
+		hwloc_bitmap_list_snprintf(list, sizeof(list), nodes);
+		snprintf(pl->why + used, sizeof(pl->why) - used, ": nodes %s",
+		         list);
+	}
+out:
+	if (want != NULL)
+		hwloc_bitmap_free(want);
+	if (miss != NULL)
+		hwloc_bitmap_free(miss);
+	*nodep = node;
+	return rc;
+}
+
+/* Fills pl->mem for memory on node (or nodes, when several). */
+static void
+place_mem(struct rmq_numa *n, struct rmq_numa_place *pl, bool several)
+{
+	if (pl->bind && several)
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "bound to nodes %s (hwloc; preferred: spills over "
+		         "when full)", pl->nodeset);
+	else if (pl->bind)
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "bound to node %d (hwloc; preferred: spills over when "
+		         "the node is full)", pl->node);
+	else if (!n->thissystem)
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "first touch (the topology is not this machine's)");
+	else
+		snprintf(pl->mem, sizeof(pl->mem),
+		         "first touch (hwloc cannot bind memory here)");
+}
+
 int
 rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
-                int node_opt, struct rmq_numa_place *pl)
+                int node_opt, const char *cpuset, struct rmq_numa_place *pl)
 {
-	hwloc_obj_t node = NULL, pci;
-	char        list[64];
+	hwloc_nodeset_t nodes = NULL;
+	hwloc_obj_t     node  = NULL, pci;
+	char            list[64];
+	int             rc = 0;
 
 	if (pl == NULL)
 		return -RMQ_EINVAL;
 	place_init(pl);
 	if (policy != RMQ_CFG_NUMA_AUTO && policy != RMQ_CFG_NUMA_OFF &&
-	    policy != RMQ_CFG_NUMA_NODE) {
+	    policy != RMQ_CFG_NUMA_NODE && policy != RMQ_CFG_NUMA_CPUSET) {
 		snprintf(pl->why, sizeof(pl->why), "unknown policy %d", policy);
 		snprintf(pl->mem, sizeof(pl->mem), "first touch");
-		return -RMQ_EINVAL;
+		rc = -RMQ_EINVAL;
+		goto out;
 	}
 	if (policy == RMQ_CFG_NUMA_OFF) {
 		if (n != NULL && n->topo != NULL)
 			find_nic(n, info, pl, &pci); /* for rmq_info only */
 		snprintf(pl->why, sizeof(pl->why), "policy off (numa.policy)");
 		snprintf(pl->mem, sizeof(pl->mem), "first touch (policy off)");
-		return 0;
+		goto out;
 	}
 	if (n == NULL || n->topo == NULL) {
 		snprintf(pl->why, sizeof(pl->why), "no hwloc topology (%s)",
 		         n != NULL && n->err[0] ? n->err : "not loaded");
 		snprintf(pl->mem, sizeof(pl->mem),
 		         "first touch (no topology)");
-		return 0;
+		goto out;
+	}
+	nodes = hwloc_bitmap_alloc();
+	if (nodes == NULL) {
+		rc = -RMQ_ENOMEM;
+		goto out;
 	}
 	if (policy == RMQ_CFG_NUMA_NODE) {
 		if (node_opt >= 0)
@@ -440,38 +570,53 @@ rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
 				        "instead");
 			}
 		}
+	} else if (policy == RMQ_CFG_NUMA_CPUSET) {
+		rc = choose_cpuset(n, cpuset, pl, nodes, &node);
+		if (rc != 0)
+			goto out;
+		if (node != NULL)
+			find_nic(n, info, pl, &pci); /* for rmq_info only */
 	}
 	if (node == NULL)
 		node = choose_auto(n, info, pl, pl->why, sizeof(pl->why));
 	if (node == NULL) {
 		snprintf(pl->mem, sizeof(pl->mem), "first touch (no node)");
-		return 0;
+		goto out;
 	}
 	pl->node = (int) node->os_index;
-	if (node->cpuset != NULL)
+	if (hwloc_bitmap_iszero(nodes))
+		hwloc_bitmap_only(nodes, node->os_index);
+	hwloc_bitmap_list_snprintf(pl->nodeset, sizeof(pl->nodeset), nodes);
+	/* Policy cpuset has set its own CPUs, not the whole node's. */
+	if (pl->cpuset[0] == '\0' && node->cpuset != NULL)
 		hwloc_bitmap_list_snprintf(pl->cpuset, sizeof(pl->cpuset),
 		                           node->cpuset);
 	pl->bind = n->can_bind;
-	if (pl->bind)
+	place_mem(n, pl, hwloc_bitmap_weight(nodes) > 1);
+out:
+	if (rc == -RMQ_ENOMEM) {
+		place_init(pl);
+		snprintf(pl->why, sizeof(pl->why), "out of memory");
 		snprintf(pl->mem, sizeof(pl->mem),
-		         "bound to node %d (hwloc; preferred: spills over when "
-		         "the node is full)", pl->node);
-	else if (!n->thissystem)
-		snprintf(pl->mem, sizeof(pl->mem),
-		         "first touch (the topology is not this machine's)");
-	else
-		snprintf(pl->mem, sizeof(pl->mem),
-		         "first touch (hwloc cannot bind memory here)");
-	return 0;
+		         "first touch (out of memory)");
+	}
+	if (nodes != NULL)
+		hwloc_bitmap_free(nodes);
+	return rc;
 }
 
-/* mmap and bind; NULL if binding is impossible (the caller falls back). */
+/*
+ * mmap and bind to pl->nodeset (pl->node if it has none); NULL if binding
+ * is impossible (the caller falls back).
+ */
 static void *
-alloc_bound(struct rmq_numa *n, int node, size_t len, struct rmq_numa_mem *m)
+alloc_bound(struct rmq_numa *n, const struct rmq_numa_place *pl, size_t len,
+            struct rmq_numa_mem *m)
 {
 	size_t         ps = page_size(), rlen = (len + ps - 1) / ps * ps;
 	hwloc_bitmap_t set = hwloc_bitmap_alloc();
 	void          *p;
+	char           where[64];
 	int            rc = -1, err = ENOMEM;
 
 	p = mmap(NULL, rlen, PROT_READ | PROT_WRITE,
@@ -479,7 +624,10 @@ alloc_bound(struct rmq_numa *n, int node, size_t len, struct rmq_numa_mem *m)
 	if (p == MAP_FAILED)
 		p = NULL;
 	if (p != NULL && set != NULL) {
-		hwloc_bitmap_only(set, (unsigned) node);
+		if (pl->nodeset[0] == '\0' ||
+		    hwloc_bitmap_list_sscanf(set, pl->nodeset) != 0 ||
+		    hwloc_bitmap_iszero(set))
+			hwloc_bitmap_only(set, (unsigned) pl->node);
 		/* Untouched pages: the policy applies as they fault in. */
 		rc  = hwloc_set_area_membind(n->topo, p, rlen, set,
 		                             HWLOC_MEMBIND_BIND,
@@ -490,10 +638,16 @@ alloc_bound(struct rmq_numa *n, int node, size_t len, struct rmq_numa_mem *m)
 	if (rc != 0) {
 		if (p != NULL)
 			munmap(p, rlen);
+		if (pl->nodeset[0] != '\0')
+			snprintf(where, sizeof(where), "%s", pl->nodeset);
+		else
+			snprintf(where, sizeof(where), "%d", pl->node);
 		if (atomic_exchange(&n->warned, 1) == 0)
 			rmq_log(RMQ_LOG_WARN,
-			        "numa: cannot bind memory to node %d (%s): "
-			        "first touch instead", node, strerror(err));
+			        "numa: cannot bind memory to node%s %s (%s): "
+			        "first touch instead",
+			        strpbrk(where, ",-") != NULL ? "s" : "", where,
+			        strerror(err));
 		return NULL;
 	}
 	m->len = rlen;
@@ -510,7 +664,7 @@ rmq_numa_alloc(struct rmq_numa *n, const struct rmq_numa_place *pl,
 
 	if (n != NULL && n->topo != NULL && n->can_bind && pl != NULL &&
 	    pl->bind && pl->node >= 0 && len > 0) {
-		p = alloc_bound(n, pl->node, len, m);
+		p = alloc_bound(n, pl, len, m);
 		if (p != NULL)
 			return p;
 	}
@@ -595,11 +749,12 @@ rmq_numa_close(struct rmq_numa *n)
 
 int
 rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info, int policy,
-                int node_opt, struct rmq_numa_place *pl)
+                int node_opt, const char *cpuset, struct rmq_numa_place *pl)
 {
 	RMQ_UNUSED(n);
 	RMQ_UNUSED(info);
 	RMQ_UNUSED(node_opt);
+	RMQ_UNUSED(cpuset);
 	if (pl == NULL)
 		return -RMQ_EINVAL;
 	place_init(pl);

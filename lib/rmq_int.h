@@ -16,6 +16,7 @@
 #ifndef RMQ_INT_H
 #define RMQ_INT_H
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -104,6 +105,38 @@ struct fi_info *rmq_caps_hints_level(const struct rmq_prov *row, int level);
 #define RMQ_HINT_LEVELS 3
 /* Does fi_getinfo offer this provider at a level rmq_dom_get accepts? */
 bool rmq_prov_available(const struct rmq_prov *row);
+/*
+ * Provider auto: the first of cfg->provider_order this machine has, or
+ * NULL (then why says what was tried and what there is).
+ */
+const struct rmq_prov *rmq_prov_auto(const struct rmq_config *cfg,
+                                     char *why, size_t whylen);
+
+/* The provider knobs of the config that apply to one provider. */
+struct rmq_knobs {
+	const char *iface;      /* interface name, or NULL */
+	const char *iface_key;  /* its config key: "tcp.interface" */
+	const char *domain;     /* fi_info domain name, or NULL */
+	const char *domain_key; /* "verbs.domain" */
+	bool iface_is_domain;   /* the provider names domains after
+	                         * interfaces (tcp, sockets) */
+};
+void rmq_prov_knobs(const struct rmq_config *cfg, const struct rmq_prov *p,
+                    struct rmq_knobs *k);
+/*
+ * The first IPv4 address of interface iface: 0, -RMQ_ENODEV (no such
+ * interface) or -RMQ_EADDR (no IPv4 address); have lists the interfaces
+ * (or that one's addresses) for messages.
+ */
+int rmq_iface_ipv4(const char *iface, struct in_addr *addr, char *have,
+                   size_t havelen);
+/* Append name to the ", "-separated list in buf[len] (end at *pos), once. */
+void rmq_list_add(char *buf, size_t len, size_t *pos, const char *name);
+/* Is addr one of iface's addresses? */
+bool rmq_iface_has(const char *iface, struct in_addr addr);
+/* "FILE:LINE:COL: key", "RMQ_VAR" or "key": where a config key was set. */
+void rmq_cfg_where(const struct rmq_config *cfg, const char *key, char *buf,
+                   size_t len);
 /* Can this provider carry path?  If not, *why says why (for messages). */
 bool rmq_path_can(const struct rmq_caps *c, int path, const char **why);
 
@@ -118,6 +151,7 @@ enum rmq_src {
 	RMQ_SRC_TUNED,   /* a file rmq_tune wrote */
 	RMQ_SRC_OPT,     /* a socket option */
 	RMQ_SRC_CAPS,    /* asked-for path impossible: the next best */
+	RMQ_SRC_NAMED,   /* the file's thresholds.sockets.NAME section */
 };
 const char *rmq_src_name(int src);
 
@@ -139,6 +173,10 @@ struct rmq_path_table {
 };
 
 /* pat: RMQ_CFG_PAT_* of the socket's pattern, or -1. */
+/* The file's thresholds.sockets section for socket name (NULL: none);
+ * call after rmq_path_table_init, before the socket options. */
+void rmq_path_table_named(struct rmq_path_table *t, const struct rmq_caps *c,
+                          const struct rmq_config *cfg, const char *name);
 void rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
                          const struct rmq_config *cfg, int pat);
 /* Keep the thresholds consistent after a change. */
@@ -151,7 +189,8 @@ int rmq_path_select(const struct rmq_path_table *t, size_t len);
 /*
  * Where a domain's memory goes: the NUMA node of the NIC it uses (found in
  * the hwloc topology from fi_info's PCI address), else the node of the
- * thread that opened it.  Built without hwloc, every answer is "no node"
+ * thread that opened it; or the config's numa.node, or the node(s) of the
+ * config's numa.cpuset.  Built without hwloc, every answer is "no node"
  * and memory is first-touch.
  */
 struct hwloc_topology;
@@ -176,13 +215,18 @@ struct rmq_numa {
 
 /* The choice for one domain; plain data, nothing to free. */
 struct rmq_numa_place {
-	int  node;         /* NUMA node os index, -1: none (first touch) */
-	bool bind;         /* rmq_numa_alloc binds to node */
+	int  node;         /* NUMA node os index, -1: none (first touch);
+	                    * the first of nodeset when there are several */
+	bool bind;         /* rmq_numa_alloc binds to nodeset */
 	bool nic_in_topo;  /* the NIC was found in the topology */
 	char nic_pci[16];  /* "0000:81:00.0"; "" if fi_info gives none */
 	char nic_name[32]; /* "mlx5_0"; "" if unknown */
-	char cpuset[128];  /* node's CPUs in hwloc list syntax ("2-3"), the
-	                    * progress thread's pinning; "": none */
+	char nodeset[64];  /* the node(s) memory goes on, hwloc list syntax:
+	                    * node alone ("1"), or several for policy cpuset
+	                    * ("0-1"); "": none */
+	char cpuset[128];  /* the progress thread's pinning, hwloc list
+	                    * syntax: node's CPUs ("2-3"), or for policy
+	                    * cpuset the configured ones here; "": none */
 	char why[256];     /* how node was chosen (rmq_info, logs) */
 	char mem[128];     /* how memory will be placed, and why */
 };
@@ -205,15 +249,18 @@ struct rmq_numa_mem {
 int  rmq_numa_open(struct rmq_numa *n, const char *xml);
 void rmq_numa_close(struct rmq_numa *n);
 /*
- * Choose the node for a domain opened from info under policy
- * (RMQ_CFG_NUMA_*; node_opt for RMQ_CFG_NUMA_NODE).  Always fills pl;
- * a node the topology does not have falls back to auto (pl->why says so).
- * n may be NULL or without a topology.  Returns 0, or -RMQ_EINVAL.
+ * Choose the node(s) for a domain opened from info under policy
+ * (RMQ_CFG_NUMA_*; node_opt for RMQ_CFG_NUMA_NODE, cpuset, the
+ * numa.cpuset list, for RMQ_CFG_NUMA_CPUSET: NULL or "" is none).  Always
+ * fills pl; a node or CPUs the topology does not have fall back to auto
+ * (pl->why says so).  n may be NULL or without a topology.  Returns 0,
+ * -RMQ_EINVAL or -RMQ_ENOMEM.
  */
 int  rmq_numa_choose(struct rmq_numa *n, const struct fi_info *info,
-                     int policy, int node_opt, struct rmq_numa_place *pl);
+                     int policy, int node_opt, const char *cpuset,
+                     struct rmq_numa_place *pl);
 /*
- * len bytes, page-aligned, bound to pl->node when pl->bind (else, or if
+ * len bytes, page-aligned, bound to pl->nodeset when pl->bind (else, or if
  * binding fails, first touch); *m says which, for rmq_numa_free.  NULL
  * when out of memory.
  */
@@ -480,6 +527,7 @@ struct rmq_socket {
 	bool     ring_max_set;   /* RMQ_RING_MAX given (0 = no ring) */
 	int      rndv_path_opt;  /* 0: from the table */
 	int      force_opt;      /* RMQ_PATH: -2 unset, -1 by size, path */
+	char     name[RMQ_CFG_NAME_MAX]; /* RMQ_NAME, "" = none */
 
 	/* fabric objects, created at the first bind/connect */
 	const struct rmq_prov *prov;
@@ -545,6 +593,7 @@ void rmq_ep_close(struct rmq_socket *s);
  * must order writes with sends, asked for only then (caps.c says why).
  */
 bool rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+                    const char *name,
                     int pat, size_t eager_opt, bool ring_set,
                     size_t ring_opt);
 /* Build the socket's path table (config, pattern, options); checks. */

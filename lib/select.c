@@ -12,8 +12,9 @@
  *
  * Each threshold comes, in increasing precedence, from the provider row
  * (measured, in providers/) or fi_info, the YAML file (or an rmq_tune
- * file), the environment, the pattern's own section of the file, and
- * socket options; the table remembers which, and rmq_info prints it.
+ * file), the environment, the pattern's own section of the file, the
+ * section for the socket's name (thresholds.sockets.NAME), and socket
+ * options; the table remembers which, and rmq_info prints it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,8 @@ rmq_src_name(int src)
 		return "socket option";
 	case RMQ_SRC_CAPS:
 		return "provider cannot do better";
+	case RMQ_SRC_NAMED:
+		return "YAML, socket name";
 	default:
 		return "?";
 	}
@@ -169,6 +172,39 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 			t->force = pp->force;
 			t->src[RMQ_TH_FORCE] = pat_src(cfg, pat, "path");
 		}
+	}
+	rmq_path_table_fix(t, c);
+}
+
+void
+rmq_path_table_named(struct rmq_path_table *t, const struct rmq_caps *c,
+                     const struct rmq_config *cfg, const char *name)
+{
+	const struct rmq_cfg_named *nd = rmq_config_named(cfg, name);
+
+	if (nd == NULL)
+		return;
+	if (nd->p.inject_max != 0 && nd->p.inject_max < t->inject_max) {
+		t->inject_max = nd->p.inject_max;
+		t->src[RMQ_TH_INJECT] = RMQ_SRC_NAMED;
+	}
+	if (nd->p.eager_max != 0) {
+		t->eager_max = nd->p.eager_max;
+		t->src[RMQ_TH_EAGER] = RMQ_SRC_NAMED;
+	}
+	if (nd->p.ring_max != 0) {
+		t->ring_max = nd->p.ring_max;
+		t->src[RMQ_TH_RING] = RMQ_SRC_NAMED;
+	}
+	/* Named, a path the provider lacks is asked for: rmq_sock_paths
+	 * refuses it with the reason, as for a socket option. */
+	if (nd->p.rndv >= 0) {
+		t->rndv_path = nd->p.rndv;
+		t->src[RMQ_TH_RNDV] = RMQ_SRC_NAMED;
+	}
+	if (nd->p.force >= 0) {
+		t->force = nd->p.force;
+		t->src[RMQ_TH_FORCE] = RMQ_SRC_NAMED;
 	}
 	rmq_path_table_fix(t, c);
 }

@@ -484,6 +484,32 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 	return rc;
 }
 
+/*
+ * RMQ_NAME: len bytes, a NUL at the end allowed.  The name picks the
+ * config's thresholds.sockets section, and the domain is chosen with it:
+ * set it before bind or connect.
+ */
+static int
+opt_name(struct rmq_socket *s, const void *val, size_t len)
+{
+	const char *name = val;
+
+	if (val == NULL)
+		return -RMQ_EINVAL;
+	if (len > 0 && name[len - 1] == '\0')
+		len--;
+	if (!rmq_config_name_ok(name, len)) {
+		rmq_log(RMQ_LOG_ERROR, "RMQ_NAME: expected 1 to %d of "
+		        "A-Z a-z 0-9 _ -", RMQ_CFG_NAME_MAX - 1);
+		return -RMQ_EINVAL;
+	}
+	if (s->ep != NULL)
+		return -RMQ_EFSM;
+	memcpy(s->name, name, len);
+	s->name[len] = '\0';
+	return 0;
+}
+
 static int
 rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 {
@@ -525,6 +551,8 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 	case RMQ_PATH:
 	case RMQ_RING_MAX:
 		return opt_paths(s, opt, val, len);
+	case RMQ_NAME:
+		return opt_name(s, val, len);
 	default:
 		return -RMQ_EINVAL;
 	}
@@ -619,6 +647,11 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		if (s->ep == NULL)
 			return get_int(s->ctx->cfg.strict, val, len);
 		return get_int(s->dom->caps.strict, val, len);
+	case RMQ_NAME:
+		return get_str(s->name, val, len);
+	case RMQ_DOMAIN_NAME:
+		return get_str(s->info ? s->info->domain_attr->name : "", val,
+		               len);
 	default:
 		return -RMQ_EINVAL;
 	}

@@ -1,4 +1,7 @@
 /* Logging, clocks, randomness and error strings. */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -123,4 +126,79 @@ const char *
 rmq_version(void)
 {
 	return RMQ_VERSION_STRING;
+}
+
+void
+rmq_list_add(char *buf, size_t len, size_t *pos, const char *name)
+{
+	const char *p = buf;
+	size_t      n = strlen(name);
+	int         w;
+
+	while ((p = strstr(p, name)) != NULL) {
+		if ((p == buf || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+			return;
+		p += n;
+	}
+	if (*pos >= len)
+		return;
+	w = snprintf(buf + *pos, len - *pos, "%s%s", *pos ? ", " : "", name);
+	if (w > 0)
+		*pos += (size_t) w;
+	if (*pos >= len)
+		*pos = len - 1;
+}
+
+int
+rmq_iface_ipv4(const char *iface, struct in_addr *addr, char *have,
+               size_t havelen)
+{
+	struct ifaddrs *ifa = NULL, *i;
+	char            txt[INET_ADDRSTRLEN];
+	size_t          pos = 0;
+	int             rc  = -RMQ_ENODEV;
+	bool            found = false;
+
+	if (have != NULL && havelen > 0)
+		have[0] = '\0';
+	if (getifaddrs(&ifa) != 0)
+		return -RMQ_ENODEV;
+	for (i = ifa; i != NULL; i = i->ifa_next) {
+		if (strcmp(i->ifa_name, iface) != 0)
+			continue;
+		found = true;
+		if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET) {
+			*addr = ((struct sockaddr_in *) i->ifa_addr)->sin_addr;
+			rc    = 0;
+			break;
+		}
+	}
+	if (rc != 0 && found)
+		rc = -RMQ_EADDR;
+	/* For the message: the interfaces there are. */
+	if (rc == -RMQ_ENODEV && have != NULL && havelen > 0)
+		for (i = ifa; i != NULL; i = i->ifa_next)
+			rmq_list_add(have, havelen, &pos, i->ifa_name);
+	if (rc == 0 && have != NULL && havelen > 0)
+		snprintf(have, havelen, "%s",
+		         inet_ntop(AF_INET, addr, txt, sizeof(txt)) ? txt : "?");
+	freeifaddrs(ifa);
+	return rc;
+}
+
+bool
+rmq_iface_has(const char *iface, struct in_addr addr)
+{
+	struct ifaddrs *ifa = NULL, *i;
+	bool            has = false;
+
+	if (getifaddrs(&ifa) != 0)
+		return false;
+	for (i = ifa; i != NULL && !has; i = i->ifa_next)
+		has = strcmp(i->ifa_name, iface) == 0 && i->ifa_addr != NULL &&
+		      i->ifa_addr->sa_family == AF_INET &&
+		      ((struct sockaddr_in *) i->ifa_addr)->sin_addr.s_addr ==
+		          addr.s_addr;
+	freeifaddrs(ifa);
+	return has;
 }

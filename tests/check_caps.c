@@ -2083,6 +2083,69 @@ START_TEST(test_live_tcp)
 }
 END_TEST
 
+/* thresholds.sockets.NAME: over the pattern's section, under options;
+ * the ring decision (rmq_wants_ring) follows the name too. */
+START_TEST(test_named_table)
+{
+	struct rmq_config     cfg;
+	struct rmq_path_table t;
+	struct rmq_caps       c;
+	char                  err[RMQ_CFG_ERR_MAX];
+
+	rmq_config_defaults(&cfg);
+	ck_assert_msg(rmq_config_load_string(&cfg,
+	                  "thresholds:\n"
+	                  "  eager_max: 2KiB\n"
+	                  "  pair:\n"
+	                  "    eager_max: 4KiB\n"
+	                  "    rndv: rndv_send\n"
+	                  "  sockets:\n"
+	                  "    big:\n"
+	                  "      eager_max: 16KiB\n"
+	                  "      ring_max: 32KiB\n"
+	                  "    \"s*\":\n"
+	                  "      path: seg\n",
+	                  "t", err, sizeof err) == 0,
+	    "%s", err);
+	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
+	/* no name, or a name no section matches: the pattern's table */
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_named(&t, &c, &cfg, NULL);
+	ck_assert_uint_eq(t.eager_max, 4 * KiB);
+	ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_SEND);
+	rmq_path_table_named(&t, &c, &cfg, "other");
+	ck_assert_uint_eq(t.eager_max, 4 * KiB);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_FILE);
+	/* big: its eager and ring limits, the pattern's rndv */
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_named(&t, &c, &cfg, "big");
+	ck_assert_uint_eq(t.eager_max, 16 * KiB);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_NAMED);
+	ck_assert_uint_eq(t.ring_max, 32 * KiB);
+	ck_assert_int_eq(t.src[RMQ_TH_RING], RMQ_SRC_NAMED);
+	ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_SEND);
+	ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_FILE);
+	ck_assert_int_eq(t.force, -1);
+	ck_assert_str_eq(rmq_src_name(RMQ_SRC_NAMED), "YAML, socket name");
+	/* a pattern forces a path */
+	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	rmq_path_table_named(&t, &c, &cfg, "s1");
+	ck_assert_int_eq(t.force, RMQ_PATH_SEG);
+	ck_assert_int_eq(rmq_path_select(&t, 1), RMQ_PATH_SEG);
+	ck_assert_uint_eq(t.eager_max, 2 * KiB); /* reqrep: the global */
+	/* ring by size: big's ring (32 KiB) is above its eager (16 KiB);
+	 * with eager 16 KiB from an option and no name, tcp's row ring
+	 * (64 KiB) is still above it; a name whose ring is below is not */
+	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "big",
+	    RMQ_CFG_PAT_PAIR, 0, false, 0));
+	cfg.named[0].p.ring_max = 8 * KiB;
+	ck_assert(!rmq_wants_ring(&cfg, &rmq_prov_tcp, "big",
+	    RMQ_CFG_PAT_PAIR, 0, false, 0));
+	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, NULL,
+	    RMQ_CFG_PAT_PAIR, 16 * KiB, false, 0));
+}
+END_TEST
+
 static Suite *
 caps_suite(void)
 {
@@ -2161,6 +2224,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_hints_levels_caps);
 	tcase_add_test(tc, test_live_shm);
 	tcase_add_test(tc, test_live_tcp);
+	tcase_add_test(tc, test_named_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,7 +3,10 @@
  * move messages to other paths, its provider serves fabric:// endpoints,
  * and a bad file makes rmq_ctx_new fail cleanly.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 
 #include "testutil.h"
 #include "checkmain.h"
@@ -218,6 +221,285 @@ START_TEST(test_unavailable_provider_in_config)
 }
 END_TEST
 
+/* ---- provider_order, provider knobs, socket names (issue 4) ---- */
+
+/* provider_order: auto takes the first listed provider this machine has,
+ * for fabric:// on both sides; none of them here fails the bind. */
+START_TEST(test_provider_order)
+{
+	char        ep[256], fab[272], buf[16], prov[32];
+	size_t      len = sizeof(prov);
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	pid_t       pid;
+
+	setenv("RMQ_PROVIDER_ORDER", "efa, verbs, sockets, tcp", 1);
+	pid = spawn_server(RMQ_PAIR, "fabric://127.0.0.1:0", serve_fabric,
+	                   NULL, ep, sizeof(ep));
+	ck_assert_msg(strncmp(ep, "sockets://", 10) == 0, "bound %s", ep);
+	snprintf(fab, sizeof(fab), "fabric://%s", ep + 10);
+	open_connected(RMQ_PAIR, fab, &ctx, &s);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &len), 0);
+	ck_assert_str_eq(prov, "sockets");
+	ck_assert_int_eq(rmq_send(s, "abc", 3, 0), 3);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+
+	setenv("RMQ_PROVIDER_ORDER", "efa,verbs", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, "fabric://127.0.0.1:0"), -RMQ_ENODEV);
+	close_all(ctx, s);
+	/* a bad list is a config error, named */
+	setenv("RMQ_PROVIDER_ORDER", "tcp,tcp", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), -RMQ_ECONFIG);
+	unsetenv("RMQ_PROVIDER_ORDER");
+}
+END_TEST
+
+static int
+serve_domain(rmq_socket *s, void *arg)
+{
+	char    buf[16], dom[64];
+	size_t  len = sizeof(dom);
+	ssize_t n   = rmq_recv(s, buf, sizeof(buf), 0);
+
+	if (rmq_getopt(s, RMQ_DOMAIN_NAME, dom, &len) != 0 ||
+	    strcmp(dom, (const char *) arg) != 0)
+		return 1;
+	return n == 3 && rmq_send(s, buf, 3, 0) == 3 ? 0 : 1;
+}
+
+/* An IPv4 address of this machine that is not loopback, or 0. */
+static int
+other_ipv4(char *buf, size_t len)
+{
+	struct ifaddrs *ifa, *i;
+	int             found = 0;
+
+	if (getifaddrs(&ifa) != 0)
+		return 0;
+	for (i = ifa; i != NULL && !found; i = i->ifa_next)
+		if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET &&
+		    strcmp(i->ifa_name, "lo") != 0)
+			found = inet_ntop(AF_INET,
+			                  &((struct sockaddr_in *) i->ifa_addr)
+			                       ->sin_addr,
+			                  buf, (socklen_t) len) != NULL;
+	freeifaddrs(ifa);
+	return found;
+}
+
+/* tcp.interface / sockets.interface: the fabric domain is that
+ * interface's, on both sides, a bind to * included; a bind to another
+ * interface's address, or an interface the machine lacks, is an error. */
+static void
+interface_knob(const char *prov)
+{
+	char        text[128], bep[128], ep[256], buf[16], dom[64], other[64];
+	size_t      len = sizeof(dom);
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	pid_t       pid;
+
+	snprintf(text, sizeof(text), "%s:\n  interface: lo\n", prov);
+	write_cfg(text);
+	setenv("RMQ_CONFIG", cfg_path, 1);
+	snprintf(bep, sizeof(bep), "%s://*:0", prov);
+	pid = spawn_server(RMQ_PAIR, bep, serve_domain, "lo", ep, sizeof(ep));
+	/* The bound endpoint says *: connect to the loopback address. */
+	snprintf(bep, sizeof(bep), "%s://127.0.0.1:%s", prov,
+	         strrchr(ep, ':') + 1);
+	open_connected(RMQ_PAIR, bep, &ctx, &s);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_DOMAIN_NAME, dom, &len), 0);
+	ck_assert_str_eq(dom, "lo");
+	ck_assert_int_eq(rmq_send(s, "abc", 3, 0), 3);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+
+	if (other_ipv4(other, sizeof(other))) {
+		ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+		ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+		snprintf(bep, sizeof(bep), "%s://%s:0", prov, other);
+		ck_assert_int_eq(rmq_bind(s, bep), -RMQ_EADDR);
+		close_all(ctx, s);
+	} else {
+		fprintf(stderr, "check_ctx: no non-loopback IPv4 address: "
+		                "bind-elsewhere case not run\n");
+	}
+	unsetenv("RMQ_CONFIG");
+	unlink(cfg_path);
+}
+
+START_TEST(test_interface_knob_tcp)
+{
+	interface_knob("tcp");
+}
+END_TEST
+
+START_TEST(test_interface_knob_sockets)
+{
+	interface_knob("sockets");
+}
+END_TEST
+
+START_TEST(test_interface_missing)
+{
+	char msg[1024], want[512];
+	int  rc;
+
+	write_cfg("tcp:\n  interface: nosuch9\n");
+	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	snprintf(want, sizeof(want),
+	         "%s:2:14: tcp.interface: 'nosuch9' is not a network "
+	         "interface on this machine (interfaces here: lo",
+	         cfg_path);
+	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
+	write_cfg("numa:\n  policy: cpuset\n");
+	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	snprintf(want, sizeof(want),
+	         "%s:2:11: numa.policy: policy cpuset needs numa.cpuset",
+	         cfg_path);
+	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
+	unlink(cfg_path);
+}
+END_TEST
+
+#define BIG_MSG 200000
+
+static int
+serve_named(rmq_socket *s, void *arg)
+{
+	uint8_t *buf = malloc(BIG_MSG);
+	int      i, fails = 0;
+	ssize_t  n;
+
+	(void) arg;
+	/* per client: one small and one large message, then a reply */
+	for (i = 0; buf != NULL && i < 3; i++) {
+		n = rmq_recv(s, buf, BIG_MSG, 0);
+		if (n != 64 || test_check(buf, 64, 64) != 64)
+			fails++;
+		n = rmq_recv(s, buf, BIG_MSG, 0);
+		if (n != BIG_MSG ||
+		    test_check(buf, BIG_MSG, BIG_MSG) != BIG_MSG)
+			fails++;
+		fails += rmq_send(s, "k", 1, 0) != 1;
+	}
+	free(buf);
+	return buf == NULL ? 1 : fails;
+}
+
+/* One client: a socket named name (or none) sends 64 B and BIG_MSG;
+ * st gets its stats. */
+static void
+named_client(const char *ep, const char *name, struct rmq_stats *st)
+{
+	static uint8_t big[BIG_MSG];
+	uint8_t        small[64];
+	rmq_ctx       *ctx;
+	rmq_socket    *s;
+	char           c, got[64];
+	size_t         len = sizeof(got);
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	if (name != NULL) {
+		ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, name, strlen(name)), 0);
+		ck_assert_int_eq(rmq_getopt(s, RMQ_NAME, got, &len), 0);
+		ck_assert_str_eq(got, name);
+	}
+	ck_assert_int_eq(rmq_connect(s, ep), 0);
+	test_fill(small, 64, 64);
+	test_fill(big, BIG_MSG, BIG_MSG);
+	ck_assert_int_eq(rmq_send(s, small, 64, 0), 64);
+	ck_assert_int_eq(rmq_send(s, big, BIG_MSG, 0), BIG_MSG);
+	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), 1);
+	ck_assert_int_eq(rmq_stats(s, st), 0);
+	close_all(ctx, s);
+}
+
+/* thresholds.sockets: a socket's name picks its section; an exact name
+ * wins over a pattern; an unnamed socket keeps the pattern's table. */
+START_TEST(test_named_thresholds)
+{
+	char             bep[64], ep[256];
+	struct rmq_stats st;
+	pid_t            pid;
+
+	write_cfg("thresholds:\n"
+	          "  sockets:\n"
+	          "    \"bulk*\":\n"
+	          "      path: seg\n"
+	          "    bulk1:\n"
+	          "      rndv: rndv_write\n"
+	          "      inject_max: 0\n"
+	          "      eager_max: 100\n"
+	          "    ctl:\n"
+	          "      path: eager\n");
+	setenv("RMQ_CONFIG", cfg_path, 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_named, NULL, ep, sizeof(ep));
+	/* exact name: its own section (rndv_write above 100 B eager) */
+	named_client(ep, "bulk1", &st);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_RNDV_WRITE], 1);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_SEG], 0);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_INJECT] +
+	                      st.sent_msgs[RMQ_PATH_EAGER],
+	                  1);
+	/* a pattern: every message segmented */
+	named_client(ep, "bulk22", &st);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_SEG], 2);
+	/* no name: the defaults (no seg, no rndv_write) */
+	named_client(ep, NULL, &st);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_SEG], 0);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_RNDV_WRITE], 0);
+	ck_assert_int_eq(reap(pid), 0);
+	unsetenv("RMQ_CONFIG");
+	unlink(cfg_path);
+}
+END_TEST
+
+START_TEST(test_name_option)
+{
+	char        long_name[80], got[80], bep[64];
+	size_t      len = sizeof(got);
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_NAME, got, &len), 0);
+	ck_assert_str_eq(got, "");
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, "a.b", 3), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, "", 0), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, "x*", 2), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, NULL, 3), -RMQ_EINVAL);
+	memset(long_name, 'a', 64);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, long_name, 64), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, long_name, 63), 0);
+	/* with its NUL, as a C string */
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, "ok-1_x", 7), 0);
+	len = sizeof(got);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_NAME, got, &len), 0);
+	ck_assert_str_eq(got, "ok-1_x");
+	len = sizeof(got);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_DOMAIN_NAME, got, &len), 0);
+	ck_assert_str_eq(got, "");
+	ck_assert_int_eq(rmq_bind(s, bind_addr("tcp", bep, sizeof(bep))), 0);
+	/* the domain was chosen with the name: too late to change it */
+	ck_assert_int_eq(rmq_setopt(s, RMQ_NAME, "other", 5), -RMQ_EFSM);
+	len = sizeof(got);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_DOMAIN_NAME, got, &len), 0);
+	ck_assert_str_eq(got, "lo"); /* FI_TCP_IFACE=lo in the test env */
+	close_all(ctx, s);
+}
+END_TEST
+
 /* A context is thread-safe: two threads, a socket each, one context. */
 #include <pthread.h>
 
@@ -318,6 +600,12 @@ ctx_suite(void)
 	tcase_add_test(tc, test_unavailable_provider_in_config);
 	tcase_add_test(tc, test_threads_share_a_context_shm);
 	tcase_add_test(tc, test_threads_share_a_context_tcp);
+	tcase_add_test(tc, test_provider_order);
+	tcase_add_test(tc, test_interface_knob_tcp);
+	tcase_add_test(tc, test_interface_knob_sockets);
+	tcase_add_test(tc, test_interface_missing);
+	tcase_add_test(tc, test_named_thresholds);
+	tcase_add_test(tc, test_name_option);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -102,8 +102,8 @@ static void
 choose(struct rmq_numa *n, const struct fi_info *info,
        struct rmq_numa_place *pl)
 {
-	ck_assert_int_eq(rmq_numa_choose(n, info, RMQ_CFG_NUMA_AUTO, -1, pl),
-	                 0);
+	ck_assert_int_eq(
+	    rmq_numa_choose(n, info, RMQ_CFG_NUMA_AUTO, -1, NULL, pl), 0);
 }
 
 START_TEST(test_open_xml)
@@ -405,7 +405,7 @@ START_TEST(test_policy_off)
 
 	open_xml(&n, XML_TWO);
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
-	                                 RMQ_CFG_NUMA_OFF, 1, &pl),
+	                                 RMQ_CFG_NUMA_OFF, 1, NULL, &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, -1);
 	ck_assert(!pl.bind);
@@ -416,7 +416,7 @@ START_TEST(test_policy_off)
 	rmq_numa_close(&n);
 	/* Without a topology (the context loads none for policy off). */
 	ck_assert_int_eq(rmq_numa_choose(NULL, &f.info, RMQ_CFG_NUMA_OFF, -1,
-	                                 &pl),
+	                                 NULL, &pl),
 	                 0);
 	ck_assert_str_eq(pl.why, "policy off (numa.policy)");
 }
@@ -431,7 +431,7 @@ START_TEST(test_policy_node)
 
 	open_xml(&n, XML_TWO);
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
-	                                 RMQ_CFG_NUMA_NODE, 0, &pl),
+	                                 RMQ_CFG_NUMA_NODE, 0, NULL, &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, 0);
 	ck_assert_str_eq(pl.why, "policy node 0 from the config");
@@ -453,23 +453,203 @@ START_TEST(test_policy_node_out_of_range)
 
 	open_xml(&n, XML_TWO);
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
-	                                 RMQ_CFG_NUMA_NODE, 5, &pl),
+	                                 RMQ_CFG_NUMA_NODE, 5, NULL, &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, 1);
 	ck_assert_str_eq(pl.why, "policy node 5 from the config: no such node "
 	                         "here (nodes 0-1); as auto: NIC 0000:81:00.0 "
 	                         "(mlx5_0) is on node 1");
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_no_nic(&f, "shm"),
-	                                 RMQ_CFG_NUMA_NODE, -1, &pl),
+	                                 RMQ_CFG_NUMA_NODE, -1, NULL, &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, -1);
 	ck_assert_msg(starts_with(pl.why, "policy node without numa.node; "
 	                                  "as auto: no NIC"),
 	              "%s", pl.why);
-	ck_assert_int_eq(rmq_numa_choose(&n, NULL, 7, 0, &pl), -RMQ_EINVAL);
-	ck_assert_int_eq(pl.node, -1);
-	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, NULL),
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, 7, 0, NULL, &pl),
 	                 -RMQ_EINVAL);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, NULL,
+	                                 NULL),
+	                 -RMQ_EINVAL);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* Choose under policy cpuset; pl->why is printed when a check fails. */
+static void
+choose_cpuset(struct rmq_numa *n, const struct fi_info *info,
+              const char *cpuset, struct rmq_numa_place *pl)
+{
+	ck_assert_int_eq(rmq_numa_choose(n, info, RMQ_CFG_NUMA_CPUSET, -1,
+	                                 cpuset, pl),
+	                 0);
+}
+
+/*
+ * policy cpuset on one node's CPUs: that node, as policy node would, but
+ * the thread goes on the CPUs named, not on the whole node.
+ */
+START_TEST(test_policy_cpuset_one_node)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	/* The NIC is on node 0: the CPUs win. */
+	choose_cpuset(&n, fake_pci(&f, 0, 0x01, 0, 0, NULL), "3", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.nodeset, "1");
+	ck_assert_str_eq(pl.cpuset, "3");
+	ck_assert_str_eq(pl.why, "policy cpuset 3 from the config: node 1");
+	ck_assert_str_eq(pl.nic_pci, "0000:01:00.0"); /* still reported */
+	ck_assert(!pl.bind);
+	ck_assert_str_eq(pl.mem,
+	                 "first touch (the topology is not this machine's)");
+	/* The whole node, written another way. */
+	choose_cpuset(&n, NULL, "3,2", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.cpuset, "2-3");
+	ck_assert_str_eq(pl.why, "policy cpuset 3,2 from the config: node 1");
+	/* Bound like policy node's where it can bind. */
+	n.can_bind = true; /* the text only: nothing is allocated */
+	choose_cpuset(&n, NULL, "2", &pl);
+	ck_assert(pl.bind);
+	ck_assert_str_eq(pl.mem, "bound to node 1 (hwloc; preferred: spills "
+	                         "over when the node is full)");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* CPUs on several nodes: memory on all of them, and the text says so. */
+START_TEST(test_policy_cpuset_two_nodes)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "1-2", &pl);
+	ck_assert_int_eq(pl.node, 0); /* the first */
+	ck_assert_str_eq(pl.nodeset, "0-1");
+	ck_assert_str_eq(pl.cpuset, "1-2");
+	ck_assert_str_eq(pl.why, "policy cpuset 1-2 from the config: nodes "
+	                         "0-1");
+	ck_assert(!pl.bind);
+	n.can_bind = true; /* the text only: nothing is allocated */
+	choose_cpuset(&n, NULL, "1-2", &pl);
+	ck_assert(pl.bind);
+	ck_assert_str_eq(pl.mem, "bound to nodes 0-1 (hwloc; preferred: "
+	                         "spills over when full)");
+	rmq_numa_close(&n);
+	/* Nodes that are not neighbours: 0 and 3, not 0-3. */
+	open_xml(&n, XML_FOUR);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "0,7", &pl);
+	ck_assert_int_eq(pl.node, 0);
+	ck_assert_str_eq(pl.nodeset, "0,3");
+	ck_assert_str_eq(pl.cpuset, "0,7");
+	ck_assert_str_eq(pl.why, "policy cpuset 0,7 from the config: nodes "
+	                         "0,3");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* CPUs partly on this machine: the ones it has, and the why says so. */
+START_TEST(test_policy_cpuset_partly_outside)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x01, 0, 0, NULL), "3-5,9", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.nodeset, "1");
+	ck_assert_str_eq(pl.cpuset, "3");
+	ck_assert_str_eq(pl.why, "policy cpuset 3-5,9 from the config (CPUs "
+	                         "4-5,9 not here: using 3): node 1");
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/*
+ * None of the CPUs here: not an error (one file may serve machines of
+ * several shapes) but auto, and the reason says so.
+ */
+START_TEST(test_policy_cpuset_outside)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "8-11", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.nodeset, "1");
+	ck_assert_str_eq(pl.cpuset, "2-3"); /* auto's: the NIC's node */
+	ck_assert_str_eq(pl.why, "policy cpuset 8-11 from the config: none of "
+	                         "these CPUs here (CPUs 0-3); as auto: NIC "
+	                         "0000:81:00.0 (mlx5_0) is on node 1");
+	/* ... and no NIC: auto does not know either. */
+	choose_cpuset(&n, fake_no_nic(&f, "shm"), "8", &pl);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert_str_eq(pl.nodeset, "");
+	ck_assert_str_eq(pl.cpuset, "");
+	ck_assert_str_eq(pl.mem, "first touch (no node)");
+	ck_assert_msg(starts_with(pl.why, "policy cpuset 8 from the config: "
+	                                  "none of these CPUs here (CPUs "
+	                                  "0-3); as auto: no NIC"),
+	              "%s", pl.why);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* Policy cpuset without CPUs (rmq_ctx_new refuses it): auto, no crash. */
+START_TEST(test_policy_cpuset_empty)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	open_xml(&n, XML_TWO);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.cpuset, "2-3");
+	ck_assert_str_eq(pl.why, "policy cpuset without numa.cpuset; as auto: "
+	                         "NIC 0000:81:00.0 (mlx5_0) is on node 1");
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), NULL, &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_str_eq(pl.why, "policy cpuset without numa.cpuset; as auto: "
+	                         "NIC 0000:81:00.0 (mlx5_0) is on node 1");
+	/* Not a list (the schema checks it; this must not crash either). */
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "two", &pl);
+	ck_assert_int_eq(pl.node, 1);
+	ck_assert_msg(starts_with(pl.why, "policy cpuset 'two' from the "
+	                                  "config: not a CPU list; as auto: "
+	                                  "NIC"),
+	              "%s", pl.why);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* Policy cpuset without a topology: first touch, as the others. */
+START_TEST(test_policy_cpuset_no_topology)
+{
+	struct rmq_numa_place pl;
+	struct fake_info      f;
+	struct rmq_numa       n;
+
+	ck_assert_int_lt(rmq_numa_open(&n, RMQ_TEST_DATA_DIR "/none.xml"), 0);
+	choose_cpuset(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL), "0", &pl);
+	ck_assert_int_eq(pl.node, -1);
+	ck_assert(!pl.bind);
+	ck_assert_str_eq(pl.cpuset, "");
+	ck_assert_msg(starts_with(pl.why, "no hwloc topology ("), "%s",
+	              pl.why);
+	ck_assert_str_eq(pl.mem, "first touch (no topology)");
+	choose_cpuset(NULL, NULL, "0", &pl);
+	ck_assert_str_eq(pl.why, "no hwloc topology (not loaded)");
 	rmq_numa_close(&n);
 }
 END_TEST
@@ -605,7 +785,7 @@ START_TEST(test_alloc_real_policy_off)
 
 	ck_assert_int_eq(rmq_numa_open(&n, NULL), 0);
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_no_nic(&f, "shm"),
-	                                 RMQ_CFG_NUMA_OFF, -1, &pl),
+	                                 RMQ_CFG_NUMA_OFF, -1, NULL, &pl),
 	                 0);
 	p = rmq_numa_alloc(&n, &pl, 65536, &m);
 	ck_assert_ptr_nonnull(p);
@@ -614,6 +794,92 @@ START_TEST(test_alloc_real_policy_off)
 	if (n.nnodes == 1)
 		ck_assert_int_ge(rmq_numa_where(&n, p, 65536), 0);
 	rmq_numa_free(p, &m);
+	rmq_numa_close(&n);
+}
+END_TEST
+
+/* A thread that waits for the test to be done with it. */
+static void *
+idle_main(void *arg)
+{
+	pthread_barrier_wait(arg);
+	return NULL;
+}
+
+/*
+ * Policy cpuset "0" on this machine: the pages are on CPU 0's node, and a
+ * thread bound with the choice runs on CPU 0 alone, not on the node.
+ */
+START_TEST(test_alloc_real_policy_cpuset)
+{
+	const struct hwloc_topology_support *sup;
+	struct rmq_numa_place                pl;
+	struct rmq_numa_mem                  m = {0};
+	struct fake_info                     f;
+	struct rmq_numa                      n;
+	hwloc_membind_policy_t               pol;
+	hwloc_bitmap_t                       set;
+	hwloc_obj_t                          pu, node;
+	pthread_barrier_t                    bar;
+	pthread_t                            th;
+	cpu_set_t                            cs;
+	size_t                               len = 1 << 20;
+	uint8_t                             *p;
+	int                                  cpu;
+
+	ck_assert_int_eq(rmq_numa_open(&n, NULL), 0);
+	pu = hwloc_get_pu_obj_by_os_index(n.topo, 0);
+	ck_assert_ptr_nonnull(pu);
+	node = hwloc_get_next_obj_covering_cpuset_by_type(
+	    n.topo, pu->cpuset, HWLOC_OBJ_NUMANODE, NULL);
+	ck_assert_ptr_nonnull(node);
+	choose_cpuset(&n, fake_no_nic(&f, "shm"), "0", &pl);
+	ck_assert_int_eq(pl.node, (int) node->os_index);
+	ck_assert_str_eq(pl.cpuset, "0");
+	ck_assert_msg(starts_with(pl.why, "policy cpuset 0 from the config: "
+	                                  "node "),
+	              "%s", pl.why);
+
+	p = rmq_numa_alloc(&n, &pl, len, &m);
+	ck_assert_ptr_nonnull(p);
+	memset(p, 0x3c, len);
+	ck_assert_int_eq(rmq_numa_where(&n, p, len), pl.node);
+	if (n.can_bind) {
+		ck_assert_int_eq(m.how, RMQ_NUMA_MEM_BOUND);
+		set = hwloc_bitmap_alloc();
+		ck_assert_int_eq(hwloc_get_area_membind(n.topo, p, len, set,
+		                                        &pol,
+		                                        HWLOC_MEMBIND_BYNODESET),
+		                 0);
+		ck_assert_int_eq(hwloc_bitmap_weight(set), 1);
+		ck_assert_int_eq(hwloc_bitmap_first(set), pl.node);
+		hwloc_bitmap_free(set);
+	} else {
+		ck_assert_int_eq(m.how, RMQ_NUMA_MEM_FIRST_TOUCH);
+	}
+	rmq_numa_free(p, &m);
+
+	sup = hwloc_topology_get_support(n.topo);
+	if (!sup->cpubind->set_thread_cpubind) {
+		fprintf(stderr, "skip: hwloc cannot bind threads here\n");
+		rmq_numa_close(&n);
+		return;
+	}
+	ck_assert_int_eq(pthread_barrier_init(&bar, NULL, 2), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, idle_main, &bar), 0);
+	ck_assert_int_eq(rmq_numa_bind_thread(&n, &pl, th), 0);
+	ck_assert_int_eq(pthread_getaffinity_np(th, sizeof(cs), &cs), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		ck_assert_msg((CPU_ISSET(cpu, &cs) != 0) == (cpu == 0),
+		              "CPU %d: the affinity is not CPU 0 alone", cpu);
+	set = hwloc_bitmap_alloc();
+	ck_assert_int_eq(hwloc_get_thread_cpubind(n.topo, th, set, 0), 0);
+	ck_assert_int_eq(hwloc_bitmap_weight(set), 1);
+	ck_assert_int_eq(hwloc_bitmap_first(set), 0);
+	hwloc_bitmap_free(set);
+	pthread_barrier_wait(&bar);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&bar);
 	rmq_numa_close(&n);
 }
 END_TEST
@@ -795,7 +1061,7 @@ START_TEST(test_no_hwloc)
 	ck_assert_int_eq(rmq_numa_open(&n, XML_TWO), -RMQ_ENOTSUP);
 	ck_assert_str_eq(n.err, "built without hwloc");
 	ck_assert_int_eq(rmq_numa_choose(&n, fake_pci(&f, 0, 0x81, 0, 0, NULL),
-	                                 RMQ_CFG_NUMA_AUTO, -1, &pl),
+	                                 RMQ_CFG_NUMA_AUTO, -1, NULL, &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, -1);
 	ck_assert_str_eq(pl.why, "built without hwloc");
@@ -819,7 +1085,8 @@ START_TEST(test_zeroed_numa)
 	void                 *p;
 
 	memset(&n, 0, sizeof(n));
-	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, &pl),
+	ck_assert_int_eq(rmq_numa_choose(&n, NULL, RMQ_CFG_NUMA_AUTO, -1, NULL,
+	                                 &pl),
 	                 0);
 	ck_assert_int_eq(pl.node, -1);
 	p = rmq_numa_alloc(&n, &pl, 8192, &m);
@@ -874,6 +1141,48 @@ START_TEST(test_progress_thread_pinned)
 	close_all(ctx, s);
 }
 END_TEST
+
+/*
+ * progress: thread with numa.policy cpuset -- the context hands
+ * numa.cpuset down: the thread runs on those CPUs, not the whole node.
+ */
+START_TEST(test_progress_thread_pinned_cpuset)
+{
+	const struct hwloc_topology_support *sup;
+	rmq_ctx                             *ctx;
+	rmq_socket                          *s;
+	cpu_set_t                            cs;
+	int                                  cpu;
+
+	setenv("RMQ_PROGRESS_MODE", "thread", 1);
+	setenv("RMQ_NUMA_POLICY", "cpuset", 1);
+	setenv("RMQ_NUMA_CPUSET", "0", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	unsetenv("RMQ_PROGRESS_MODE");
+	unsetenv("RMQ_NUMA_POLICY");
+	unsetenv("RMQ_NUMA_CPUSET");
+	ck_assert_int_eq(ctx->cfg.numa_policy, RMQ_CFG_NUMA_CPUSET);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, "shm://127.0.0.1:0"), 0);
+	ck_assert_ptr_nonnull(ctx->numa.topo);
+	ck_assert_str_eq(s->dom->place.cpuset, "0");
+	ck_assert_msg(starts_with(s->dom->place.why, "policy cpuset 0 from "
+	                                             "the config: node "),
+	              "%s", s->dom->place.why);
+	sup = hwloc_topology_get_support(ctx->numa.topo);
+	if (!sup->cpubind->set_thread_cpubind) {
+		fprintf(stderr, "skip: hwloc cannot bind threads here\n");
+		close_all(ctx, s);
+		return;
+	}
+	ck_assert(ctx->pinned);
+	ck_assert_int_eq(pthread_getaffinity_np(ctx->thr, sizeof(cs), &cs), 0);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		ck_assert_msg((CPU_ISSET(cpu, &cs) != 0) == (cpu == 0),
+		              "CPU %d: the affinity is not CPU 0 alone", cpu);
+	close_all(ctx, s);
+}
+END_TEST
 #endif
 
 static Suite *
@@ -899,13 +1208,21 @@ numa_suite(void)
 	tcase_add_test(tc, test_policy_off);
 	tcase_add_test(tc, test_policy_node);
 	tcase_add_test(tc, test_policy_node_out_of_range);
+	tcase_add_test(tc, test_policy_cpuset_one_node);
+	tcase_add_test(tc, test_policy_cpuset_two_nodes);
+	tcase_add_test(tc, test_policy_cpuset_partly_outside);
+	tcase_add_test(tc, test_policy_cpuset_outside);
+	tcase_add_test(tc, test_policy_cpuset_empty);
+	tcase_add_test(tc, test_policy_cpuset_no_topology);
 	tcase_add_test(tc, test_alloc_xml_first_touch);
 	tcase_add_test(tc, test_alloc_real_caller_node);
 	tcase_add_test(tc, test_alloc_real_odd_length);
 	tcase_add_test(tc, test_alloc_real_policy_off);
+	tcase_add_test(tc, test_alloc_real_policy_cpuset);
 	tcase_add_test(tc, test_socket_memory_placed);
 	tcase_add_test(tc, test_socket_policy_off);
 	tcase_add_test(tc, test_progress_thread_pinned);
+	tcase_add_test(tc, test_progress_thread_pinned_cpuset);
 #else
 	tcase_add_test(tc, test_no_hwloc);
 #endif

@@ -92,6 +92,49 @@ printf 'thresholds:\n  path: ring\n' >"$tmp/forced.yaml"
 "$info" -p shm -c "$tmp/forced.yaml" >"$tmp/out" 2>&1 || fail "forced: exit $?"
 expect forced 'every size +ring +forced \(YAML'
 
+# Sections by socket name, and rmq_info --name.
+cat >"$tmp/named.yaml" <<YAML
+thresholds:
+  sockets:
+    "bulk*":
+      rndv: rndv_write
+      eager_max: 8KiB
+    ctl:
+      path: eager
+YAML
+"$info" -p tcp -c "$tmp/named.yaml" --name bulk7 --pattern pair >"$tmp/out" 2>&1 ||
+	fail "named: exit $?"
+expect named "path table, PAIR, socket 'bulk7':"
+expect named "65 \.\. 8192 +eager +YAML, socket name \($tmp/named.yaml: thresholds.sockets.bulk\*\)"
+expect named "8193 \.\. 65520 +ring +provider row"
+expect named "65521 \.\. +rndv_write +YAML, socket name"
+expect named "\"thresholds.sockets.bulk\*.rndv\": rndv_write  # file $tmp/named.yaml:4"
+"$info" -p tcp -c "$tmp/named.yaml" --name ctl >"$tmp/out" 2>&1 || fail "ctl: exit $?"
+expect ctl 'every size +eager +forced \(YAML, socket name'
+"$info" -p tcp -c "$tmp/named.yaml" --name other >"$tmp/out" 2>&1 || fail "other: exit $?"
+expect other "socket 'other' \(no thresholds.sockets section matches\)"
+expect other '65521 \.\. +rndv_read +provider row'
+"$info" --name 'a.b' >"$tmp/out" 2>&1
+[ $? -eq 2 ] || fail "bad --name: exit not 2"
+
+# provider_order and the interface knob.
+RMQ_PROVIDER_ORDER=efa,sockets,tcp "$info" >"$tmp/out" 2>&1 || fail "order: exit $?"
+expect order '^provider sockets: libfabric sockets'
+RMQ_PROVIDER_ORDER=efa,verbs "$info" >"$tmp/out" 2>&1
+[ $? -eq 1 ] || fail "order none: exit not 1"
+expect 'order none' 'provider auto: none of provider_order \[efa,verbs\] is available on this machine \(available here: '
+RMQ_TCP_INTERFACE=lo "$info" -p tcp >"$tmp/out" 2>&1 || fail "iface lo: exit $?"
+expect 'iface lo' 'domain lo, endpoint FI_EP_RDM'
+RMQ_TCP_INTERFACE=nosuch9 "$info" -p tcp >"$tmp/out" 2>&1
+[ $? -eq 1 ] || fail "iface missing: exit not 1"
+expect 'iface missing' "RMQ_TCP_INTERFACE: 'nosuch9' is not a network interface on this machine \(interfaces here: lo"
+printf 'numa:\n  policy: cpuset\n  cpuset: "0"\n' >"$tmp/cpuset.yaml"
+if [ $hwloc = yes ]; then
+	"$info" -p shm -c "$tmp/cpuset.yaml" >"$tmp/out" 2>&1 || fail "cpuset: exit $?"
+	expect cpuset 'chosen: +node [0-9]+ -- policy cpuset 0 from the config: node [0-9]+$'
+	expect cpuset 'cpus: +0 '
+fi
+
 "$info" -p nosuch >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "unknown provider: exit not 2"
 expect nosuch "unknown provider 'nosuch'"

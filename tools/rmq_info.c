@@ -28,23 +28,30 @@ struct opts {
 	const char *pattern; /* NULL: all */
 	bool        strict;
 	bool        show_config;
+	const char *name; /* --name: the tables of a socket so named */
 };
+
+/* --name, for the sources of thresholds its section set. */
+static const char *sock_name;
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
 	        "Usage: rmq_info [-p PROVIDER] [-c FILE] [--pattern pair|reqrep]\n"
-	        "                [--strict] [-h]\n"
+	        "                [--name NAME] [--strict] [-h]\n"
 	        "\n"
 	        "Prints the provider librmq would use, its negotiated\n"
 	        "capabilities, NUMA placement and, per pattern, which path each\n"
 	        "message size takes and where each threshold came from.\n"
 	        "\n"
 	        "  -p PROVIDER  shm, tcp, sockets, verbs, efa (default: the\n"
-	        "               config's provider; auto = the first available)\n"
+	        "               config's provider; auto = the first of\n"
+	        "               provider_order this machine has)\n"
 	        "  -c FILE      configuration file (default: $RMQ_CONFIG)\n"
 	        "  --pattern P  only this pattern's table\n"
+	        "  --name NAME  the tables of a socket named NAME (RMQ_NAME):\n"
+	        "               with the config's thresholds.sockets section\n"
 	        "  --strict     as with strict: true (verbs/efa rules)\n"
 	        "  --show-config  print every configuration key, its value and\n"
 	        "               where it came from (file, environment, default);\n"
@@ -61,11 +68,19 @@ yes(bool b)
 static const char *
 src_text(const struct rmq_config *cfg, int src, char *buf, size_t len)
 {
+	const struct rmq_cfg_named *nd;
+
 	switch (src) {
 	case RMQ_SRC_FILE:
 	case RMQ_SRC_TUNED:
 		snprintf(buf, len, "%s (%s)", rmq_src_name(src),
 		         cfg->file[0] ? cfg->file : "?");
+		return buf;
+	case RMQ_SRC_NAMED:
+		nd = rmq_config_named(cfg, sock_name);
+		snprintf(buf, len, "%s (%s: thresholds.sockets.%s)",
+		         rmq_src_name(src), cfg->file[0] ? cfg->file : "?",
+		         nd != NULL ? nd->name : "?");
 		return buf;
 	default:
 		return rmq_src_name(src);
@@ -250,11 +265,18 @@ print_table(const struct rmq_caps *c, const struct rmq_config *cfg, int pat,
             const char *name)
 {
 	struct rmq_path_table t;
-	char                  s1[320], s2[320], why[400];
+	char                  s1[420], s2[420], why[440];
 	size_t                lo = 0;
 
 	rmq_path_table_init(&t, c, cfg, pat);
-	printf("path table, %s:\n", name);
+	rmq_path_table_named(&t, c, cfg, sock_name);
+	if (sock_name != NULL)
+		printf("path table, %s, socket '%s'%s:\n", name, sock_name,
+		       rmq_config_named(cfg, sock_name) == NULL
+		           ? " (no thresholds.sockets section matches)"
+		           : "");
+	else
+		printf("path table, %s:\n", name);
 	if (t.force >= 0) {
 		printf("    every size  %-10s  forced (%s)\n",
 		       rmq_path_name(t.force),
@@ -320,7 +342,7 @@ wants_order(const struct rmq_config *cfg, const struct rmq_prov *prov)
 	int pat;
 
 	for (pat = 0; pat < RMQ_CFG_NPAT; pat++)
-		if (rmq_wants_ring(cfg, prov, pat, 0, false, 0))
+		if (rmq_wants_ring(cfg, prov, sock_name, pat, 0, false, 0))
 			return true;
 	return false;
 }
@@ -334,15 +356,16 @@ main(int argc, char **argv)
 		{"pattern", required_argument, NULL, 'P'},
 		{"strict", no_argument, NULL, 's'},
 		{"show-config", no_argument, NULL, 'C'},
+		{"name", required_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct opts                   o = {0};
 	const struct rmq_prov        *prov = NULL;
-	const struct rmq_prov *const *pp;
 	struct rmq_dom               *dom  = NULL;
 	struct fi_info               *info = NULL;
 	rmq_ctx                      *ctx  = NULL;
+	char                          why[400];
 	int                           c, rc;
 
 	while ((c = getopt_long(argc, argv, "p:c:h", lopts, NULL)) != -1) {
@@ -362,6 +385,9 @@ main(int argc, char **argv)
 		case 'C':
 			o.show_config = true;
 			break;
+		case 'n':
+			o.name = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -374,6 +400,12 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (o.name != NULL && !rmq_config_name_ok(o.name, strlen(o.name))) {
+		fprintf(stderr, "rmq_info: --name '%s': expected 1 to %d of "
+		        "A-Z a-z 0-9 _ -\n", o.name, RMQ_CFG_NAME_MAX - 1);
+		return 2;
+	}
+	sock_name = o.name;
 	if (o.pattern != NULL && strcmp(o.pattern, "pair") != 0 &&
 	    strcmp(o.pattern, "reqrep") != 0) {
 		fprintf(stderr, "rmq_info: unknown pattern '%s' (pair, reqrep)\n",
@@ -390,11 +422,13 @@ main(int argc, char **argv)
 	if (o.prov == NULL)
 		o.prov = ctx->cfg.provider;
 	if (strcmp(o.prov, "auto") == 0) {
-		for (pp = rmq_prov_all(); *pp != NULL && prov == NULL; pp++)
-			if (rmq_dom_get(ctx, *pp, NULL, wants_order(&ctx->cfg, *pp),
-			                &dom, &info) == 0)
-				prov = *pp;
-		rc = prov != NULL ? 0 : -RMQ_ENODEV;
+		prov = rmq_prov_auto(&ctx->cfg, why, sizeof(why));
+		rc   = prov == NULL ? -RMQ_ENODEV
+		                    : rmq_dom_get(ctx, prov, NULL,
+		                                  wants_order(&ctx->cfg, prov),
+		                                  &dom, &info);
+		if (prov == NULL)
+			fprintf(stderr, "rmq_info: %s\n", why);
 	} else {
 		prov = rmq_prov_by_name(o.prov);
 		if (prov == NULL) {
