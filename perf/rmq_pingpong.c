@@ -163,6 +163,8 @@ measure(struct rmq_perf_side *side, void *arg)
 	ssize_t              rc;
 	char                 prov[64] = "";
 	size_t               plen     = sizeof(prov);
+	char                 dom[64]  = "";
+	size_t               dlen     = sizeof(dom);
 	const char          *forced   = rmq_perf_path_label(o->role.path);
 	int                  k, i, iters, warm, skip, ret = 1;
 
@@ -174,13 +176,15 @@ measure(struct rmq_perf_side *side, void *arg)
 	if (sb == NULL || rb == NULL)
 		goto out;
 	rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &plen);
+	rmq_getopt(s, RMQ_DOMAIN_NAME, dom, &dlen);
 	if (o->csv)
 		printf(PP_CSV_HEADER "\n");
 	else
-		printf("# rmq_pingpong %s: provider %s, pattern %s, %s, "
-		       "path %s\n"
+		printf("# rmq_pingpong %s: provider %s (domain %s), pattern %s, "
+		       "%s, path %s\n"
 		       "# %10s %8s %10s %10s %10s %10s  %s\n",
-		       rmq_version(), prov, o->role.reqrep ? "req/rep" : "pair",
+		       rmq_version(), prov, dom,
+		       o->role.reqrep ? "req/rep" : "pair",
 		       side->what,
 		       o->role.path == RMQ_PERF_PATH_UNSET ? "by size" : forced,
 		       "size", "iters", "p50_us", "p99_us", "avg_us", "MB/s",

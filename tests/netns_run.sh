@@ -63,6 +63,27 @@ for prov in tcp sockets; do
 	done
 done
 
+# tcp.interface names the veth on each host: a bind to * opens the
+# fabric endpoint on that interface's domain and address (rmq.yaml(5)).
+# libfabric's FI_TCP_IFACE (lo in the test environment) would hide it.
+port=$((port + 1))
+unset FI_TCP_IFACE
+RMQ_TCP_INTERFACE="va$tag" ip netns exec "$a" timeout 60 "$pp" \
+	--server -p tcp -B '*' -P "$port" &
+spid=$!
+if RMQ_TCP_INTERFACE="vb$tag" ip netns exec "$b" timeout 60 "$pp" \
+	--connect "$net.1:$port" -p tcp -S 64,1048576 -I 50 --check \
+	>/tmp/netns_$tag.out && wait "$spid" &&
+	grep -q "provider tcp;ofi_rxm (domain vb$tag)" /tmp/netns_$tag.out; then
+	echo "tcp.interface vb$tag -> va$tag: ok"
+else
+	echo "tcp.interface: FAILED"
+	fail=1
+fi
+cat /tmp/netns_$tag.out
+spid=
+rm -f /tmp/netns_$tag.out
+
 # The host of the bound side vanishes while the other waits for it.
 port=$((port + 1))
 ip netns exec "$a" timeout 60 "$lost" serve "tcp://$net.1:$port" &
