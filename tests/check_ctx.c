@@ -305,6 +305,10 @@ interface_knob(const char *prov)
 
 	snprintf(text, sizeof(text), "%s:\n  interface: lo\n", prov);
 	write_cfg(text);
+	/* libfabric's own FI_TCP_IFACE=lo (the test environment) would
+	 * leave tcp nothing else to choose from: without it, fi_info lists
+	 * every interface, lo not first where there is another. */
+	unsetenv("FI_TCP_IFACE");
 	setenv("RMQ_CONFIG", cfg_path, 1);
 	snprintf(bep, sizeof(bep), "%s://*:0", prov);
 	pid = spawn_server(RMQ_PAIR, bep, serve_domain, "lo", ep, sizeof(ep));
