@@ -2146,6 +2146,46 @@ START_TEST(test_named_table)
 }
 END_TEST
 
+/* Which knobs each provider takes from the config. */
+START_TEST(test_prov_knobs)
+{
+	struct rmq_config cfg;
+	struct rmq_knobs  k;
+
+	rmq_config_defaults(&cfg);
+	rmq_prov_knobs(&cfg, &rmq_prov_tcp, &k);
+	ck_assert_ptr_null(k.iface);
+	ck_assert_ptr_null(k.domain);
+	ck_assert_str_eq(k.iface_key, "tcp.interface");
+	ck_assert(k.iface_is_domain);
+	snprintf(cfg.tcp_iface, sizeof cfg.tcp_iface, "ib0");
+	snprintf(cfg.sockets_iface, sizeof cfg.sockets_iface, "eth1");
+	snprintf(cfg.verbs_iface, sizeof cfg.verbs_iface, "ib1");
+	snprintf(cfg.verbs_domain, sizeof cfg.verbs_domain, "mlx5_1");
+	snprintf(cfg.efa_domain, sizeof cfg.efa_domain, "rdmap0s6-rdm");
+	rmq_prov_knobs(&cfg, &rmq_prov_tcp, &k);
+	ck_assert_str_eq(k.iface, "ib0");
+	ck_assert_ptr_null(k.domain);
+	rmq_prov_knobs(&cfg, &rmq_prov_sockets, &k);
+	ck_assert_str_eq(k.iface, "eth1");
+	ck_assert(k.iface_is_domain);
+	/* verbs: the interface gives the address, the domain the device */
+	rmq_prov_knobs(&cfg, &rmq_prov_verbs, &k);
+	ck_assert_str_eq(k.iface, "ib1");
+	ck_assert_str_eq(k.domain, "mlx5_1");
+	ck_assert_str_eq(k.domain_key, "verbs.domain");
+	ck_assert(!k.iface_is_domain);
+	rmq_prov_knobs(&cfg, &rmq_prov_efa, &k);
+	ck_assert_ptr_null(k.iface);
+	ck_assert_str_eq(k.domain, "rdmap0s6-rdm");
+	/* shm has none */
+	rmq_prov_knobs(&cfg, &rmq_prov_shm, &k);
+	ck_assert_ptr_null(k.iface);
+	ck_assert_ptr_null(k.domain);
+	ck_assert_ptr_null(k.iface_key);
+}
+END_TEST
+
 static Suite *
 caps_suite(void)
 {
@@ -2225,6 +2265,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_live_shm);
 	tcase_add_test(tc, test_live_tcp);
 	tcase_add_test(tc, test_named_table);
+	tcase_add_test(tc, test_prov_knobs);
 	suite_add_tcase(s, tc);
 	return s;
 }
