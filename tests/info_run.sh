@@ -120,6 +120,7 @@ expect other '65521 \.\. +rndv_read +provider row'
 # provider_order and the interface knob.
 RMQ_PROVIDER_ORDER=efa,sockets,tcp "$info" >"$tmp/out" 2>&1 || fail "order: exit $?"
 expect order '^provider sockets: libfabric sockets'
+expect order '^provider auto: sockets, the first of provider_order \[efa,sockets,tcp\] this machine has$'
 RMQ_PROVIDER_ORDER=efa,verbs "$info" >"$tmp/out" 2>&1
 [ $? -eq 1 ] || fail "order none: exit not 1"
 expect 'order none' 'provider auto: none of provider_order \[efa,verbs\] is available on this machine \(available here: '

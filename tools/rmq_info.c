@@ -454,6 +454,10 @@ main(int argc, char **argv)
 		printf("configuration: built-in defaults (no file)\n");
 	if (o.config != NULL || o.show_config)
 		rmq_config_dump(&ctx->cfg, stdout);
+	if (strcmp(o.prov, "auto") == 0)
+		printf("provider auto: %s, the first of provider_order [%s] "
+		       "this machine has\n",
+		       prov->name, ctx->cfg.provider_order);
 	print_caps(dom, info);
 	print_numa(ctx, dom);
 	if (o.pattern == NULL || strcmp(o.pattern, "pair") == 0)
