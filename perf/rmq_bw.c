@@ -394,13 +394,8 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"server", no_argument, NULL, 's'},
-	    {"connect", required_argument, NULL, 'c'},
-	    {"local", no_argument, NULL, 'l'},
+	    RMQ_PERF_ROLE_LONGOPTS,
 	    {"csv", no_argument, NULL, 'v'},
-	    {"cpus", required_argument, NULL, 'u'},
-	    {"rndv", required_argument, NULL, 'R'},
-	    {"path", required_argument, NULL, 'A'},
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"memcpy", no_argument, NULL, 'm'},
 	    {"help", no_argument, NULL, 'h'},
@@ -420,10 +415,14 @@ main(int argc, char **argv)
 	rmq_perf_prog = "rmq_bw";
 	pp_parse_sizes("all", o.sizes, &o.nsizes);
 	while ((c = getopt_long(argc, argv, "p:S:I:W:B:P:h", lo, NULL)) != -1) {
+		rc = rmq_perf_role_opt(&o.role, c, optarg);
+		if (rc < 0) {
+			usage(stderr);
+			return 2;
+		}
+		if (rc > 0)
+			continue;
 		switch (c) {
-		case 'p':
-			o.role.prov = optarg;
-			break;
 		case 'S':
 			if (pp_parse_sizes(optarg, o.sizes, &o.nsizes) != 0) {
 				fprintf(stderr, "rmq_bw: bad -S %s\n", optarg);
@@ -443,46 +442,11 @@ main(int argc, char **argv)
 		case 'w':
 			o.warmup = atoi(optarg);
 			break;
-		case 'B':
-			o.role.host = optarg;
-			break;
-		case 'P':
-			o.role.port = atoi(optarg);
-			break;
-		case 's':
-			o.role.server = true;
-			break;
-		case 'c':
-			o.role.connect = optarg;
-			break;
-		case 'l':
-			o.role.local = true;
-			break;
 		case 'v':
 			o.csv = o.role.quiet = true;
 			break;
 		case 'm':
 			o.memcpy_only = true;
-			break;
-		case 'R':
-			if (rmq_perf_parse_rndv(optarg, &o.role.rndv) != 0) {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'A':
-			if (rmq_perf_parse_path(optarg, &o.role.path) != 0) {
-				fprintf(stderr, "rmq_bw: bad --path %s\n", optarg);
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'u':
-			if (sscanf(optarg, "%d,%d", &o.role.cpus[0],
-			           &o.role.cpus[1]) != 2) {
-				usage(stderr);
-				return 2;
-			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -72,6 +72,58 @@ rmq_perf_parse_rndv(const char *s, int *path)
 	return -1;
 }
 
+int
+rmq_perf_role_opt(struct rmq_perf_role *r, int c, const char *arg)
+{
+	int rc = 1;
+
+	switch (c) {
+	case 'p':
+		r->prov = arg;
+		break;
+	case 'B':
+		r->host = arg;
+		break;
+	case 'P':
+		r->port = atoi(arg);
+		break;
+	case 's':
+		r->server = true;
+		break;
+	case 'c':
+		r->connect = arg;
+		break;
+	case 'l':
+		r->local = true;
+		break;
+	case 'R':
+		if (rmq_perf_parse_rndv(arg, &r->rndv) != 0) {
+			fprintf(stderr, "%s: bad --rndv %s (read, send, write, "
+			        "seg)\n", rmq_perf_prog, arg);
+			rc = -1;
+		}
+		break;
+	case 'A':
+		if (rmq_perf_parse_path(arg, &r->path) != 0) {
+			fprintf(stderr, "%s: bad --path %s\n", rmq_perf_prog,
+			        arg);
+			rc = -1;
+		}
+		break;
+	case 'u':
+		if (sscanf(arg, "%d,%d", &r->cpus[0], &r->cpus[1]) != 2) {
+			fprintf(stderr, "%s: bad --cpus %s (A,B)\n",
+			        rmq_perf_prog, arg);
+			rc = -1;
+		}
+		break;
+	default:
+		rc = 0;
+		break;
+	}
+	return rc;
+}
+
 const char *
 rmq_perf_path_label(int path)
 {

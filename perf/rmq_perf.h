@@ -69,6 +69,23 @@ void rmq_perf_pin(int cpu);
 /* "auto" (-1) or a path name; --rndv: read, send, write or seg. */
 int rmq_perf_parse_path(const char *s, int *path);
 int rmq_perf_parse_rndv(const char *s, int *path);
+/*
+ * The long options of the role, for both programs' option tables; their
+ * short forms are 'p', 'B' and 'P' ("p:B:P:" in the getopt string).
+ */
+#define RMQ_PERF_ROLE_LONGOPTS                                               \
+	{"server", no_argument, NULL, 's'},                                  \
+	    {"connect", required_argument, NULL, 'c'},                       \
+	    {"local", no_argument, NULL, 'l'},                               \
+	    {"cpus", required_argument, NULL, 'u'},                          \
+	    {"rndv", required_argument, NULL, 'R'},                          \
+	    {"path", required_argument, NULL, 'A'}
+/*
+ * Apply getopt's option c (argument arg) to r if it is one of the role's:
+ * 1 taken, 0 not a role option, -1 a bad value (said on stderr).
+ */
+int rmq_perf_role_opt(struct rmq_perf_role *r, int c, const char *arg);
+
 /* The forced path's name, or "auto". */
 const char *rmq_perf_path_label(int path);
 

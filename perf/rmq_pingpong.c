@@ -269,15 +269,10 @@ int
 main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    {"server", no_argument, NULL, 's'},
-	    {"connect", required_argument, NULL, 'c'},
-	    {"local", no_argument, NULL, 'l'},
+	    RMQ_PERF_ROLE_LONGOPTS,
 	    {"csv", no_argument, NULL, 'v'},
-	    {"cpus", required_argument, NULL, 'u'},
 	    {"reqrep", no_argument, NULL, 'r'},
 	    {"check", no_argument, NULL, 'k'},
-	    {"rndv", required_argument, NULL, 'R'},
-	    {"path", required_argument, NULL, 'A'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -293,10 +288,14 @@ main(int argc, char **argv)
 	rmq_perf_prog = "rmq_pingpong";
 	pp_parse_sizes("all", o.sizes, &o.nsizes);
 	while ((c = getopt_long(argc, argv, "p:S:I:W:B:P:h", lo, NULL)) != -1) {
+		rc = rmq_perf_role_opt(&o.role, c, optarg);
+		if (rc < 0) {
+			usage(stderr);
+			return 2;
+		}
+		if (rc > 0)
+			continue;
 		switch (c) {
-		case 'p':
-			o.role.prov = optarg;
-			break;
 		case 'S':
 			if (pp_parse_sizes(optarg, o.sizes, &o.nsizes) != 0) {
 				fprintf(stderr, "rmq_pingpong: bad -S %s\n",
@@ -310,21 +309,6 @@ main(int argc, char **argv)
 		case 'W':
 			o.warmup = atoi(optarg);
 			break;
-		case 'B':
-			o.role.host = optarg;
-			break;
-		case 'P':
-			o.role.port = atoi(optarg);
-			break;
-		case 's':
-			o.role.server = true;
-			break;
-		case 'c':
-			o.role.connect = optarg;
-			break;
-		case 'l':
-			o.role.local = true;
-			break;
 		case 'v':
 			o.csv = o.role.quiet = true;
 			break;
@@ -333,27 +317,6 @@ main(int argc, char **argv)
 			break;
 		case 'k':
 			o.check = true;
-			break;
-		case 'R':
-			if (rmq_perf_parse_rndv(optarg, &o.role.rndv) != 0) {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'A':
-			if (rmq_perf_parse_path(optarg, &o.role.path) != 0) {
-				fprintf(stderr, "rmq_pingpong: bad --path %s\n",
-				        optarg);
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'u':
-			if (sscanf(optarg, "%d,%d", &o.role.cpus[0],
-			           &o.role.cpus[1]) != 2) {
-				usage(stderr);
-				return 2;
-			}
 			break;
 		case 'h':
 			usage(stdout);
