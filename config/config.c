@@ -744,16 +744,13 @@ out:
 	return rc;
 }
 
-/*
- * A variable that is set but empty counts as unset, so that
- * "RMQ_LOG= prog" does not fail.
- */
-/* RMQ_ + the dotted key in upper case, dots as underscores. */
-static void
-env_name(const char *key, char *buf, size_t len)
+void
+rmq_config_env_name(const char *key, char *buf, size_t len)
 {
 	size_t i, n = 0;
 
+	if (len == 0)
+		return;
 	n = (size_t) snprintf(buf, len, "RMQ_");
 	for (i = 0; key[i] != '\0' && n + 1 < len; i++, n++)
 		buf[n] = key[i] == '.' ? '_'
@@ -812,7 +809,7 @@ rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 			goto out;
 	}
 	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		env_name(rmq_schema[i].name, var, sizeof var);
+		rmq_config_env_name(rmq_schema[i].name, var, sizeof var);
 		rc = env_apply(&tmp, &rmq_schema[i], var, err, errlen);
 		if (rc != 0)
 			goto out;
@@ -925,7 +922,7 @@ rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
 		k = &rmq_schema[i];
 		rmq_schema_format(k, cfg, val, sizeof val);
-		env_name(k->name, var, sizeof var);
+		rmq_config_env_name(k->name, var, sizeof var);
 		alias = rmq_config_env_var(k->name);
 		switch (cfg->src[i]) {
 		case RMQ_CFG_SRC_FILE:

@@ -151,6 +151,8 @@ int rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen);
 
 /* The schema row index of a dotted key (for cfg->src[]), or -1. */
 int rmq_config_key_index(const char *key);
+/* RMQ_ + key in capitals, dots as underscores: RMQ_LIMITS_SNDHWM. */
+void rmq_config_env_name(const char *key, char *buf, size_t len);
 /* The short environment variable for a key (RMQ_EAGER_MAX), or NULL;
  * every key also has its full name, RMQ_ + KEY with '.' as '_'. */
 const char *rmq_config_env_var(const char *key);

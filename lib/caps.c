@@ -284,11 +284,9 @@ rmq_prov_available(const struct rmq_prov *p)
 const struct rmq_prov *
 rmq_prov_auto(const struct rmq_config *cfg, char *why, size_t whylen)
 {
-	const struct rmq_prov *const *pp;
-	const struct rmq_prov        *p;
-	char                          list[RMQ_CFG_STR_MAX], *tok, *save;
-	char                          have[160] = "";
-	size_t                        n = 0;
+	const struct rmq_prov *p;
+	char                   list[RMQ_CFG_STR_MAX], *tok, *save;
+	char                   have[160];
 
 	snprintf(list, sizeof(list), "%s", cfg->provider_order);
 	for (tok = strtok_r(list, ",", &save); tok != NULL;
@@ -297,16 +295,30 @@ rmq_prov_auto(const struct rmq_config *cfg, char *why, size_t whylen)
 		if (p != NULL && rmq_prov_available(p))
 			return p;
 	}
-	for (pp = rmq_prov_all(); *pp != NULL; pp++)
-		if (rmq_prov_available(*pp) && n < sizeof(have))
-			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
-			                       n ? ", " : "", (*pp)->name);
-	if (why != NULL && whylen > 0)
+	if (why != NULL && whylen > 0) {
+		rmq_prov_available_list(have, sizeof(have));
 		snprintf(why, whylen,
 		         "provider auto: none of provider_order [%s] is "
 		         "available on this machine (available here: %s)",
-		         cfg->provider_order, n ? have : "none");
+		         cfg->provider_order, have);
+	}
 	return NULL;
+}
+
+void
+rmq_prov_available_list(char *buf, size_t len)
+{
+	const struct rmq_prov *const *pp;
+	size_t                        n = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (pp = rmq_prov_all(); *pp != NULL; pp++)
+		if (rmq_prov_available(*pp))
+			rmq_list_add(buf, len, &n, (*pp)->name);
+	if (n == 0)
+		snprintf(buf, len, "none");
 }
 
 /* Which config fields are a provider's knobs; (size_t)-1 = none. */

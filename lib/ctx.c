@@ -9,31 +9,19 @@ void
 rmq_cfg_where(const struct rmq_config *cfg, const char *key, char *buf,
               size_t len)
 {
-	char var[96];
-	int  k = rmq_config_key_index(key);
-	size_t i, n;
+	const char *alias = rmq_config_env_var(key);
+	int         k     = rmq_config_key_index(key);
 
-	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE) {
+	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE)
 		snprintf(buf, len, "%s:%u:%u: %s", cfg->file, cfg->line[k],
 		         cfg->col[k], key);
-	} else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV) {
-		/* The short name if that is what is set, else the full one. */
-		if (rmq_config_env_var(key) != NULL &&
-		    getenv(rmq_config_env_var(key)) != NULL) {
-			snprintf(buf, len, "%s", rmq_config_env_var(key));
-			return;
-		}
-		n = (size_t) snprintf(var, sizeof(var), "RMQ_");
-		for (i = 0; key[i] != '\0' && n + 1 < sizeof(var); i++)
-			var[n++] = key[i] == '.' ? '_'
-			           : (key[i] >= 'a' && key[i] <= 'z')
-			               ? (char) (key[i] - 'a' + 'A')
-			               : key[i];
-		var[n] = '\0';
-		snprintf(buf, len, "%s", var);
-	} else {
+	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV && alias != NULL &&
+	         getenv(alias) != NULL)
+		snprintf(buf, len, "%s", alias); /* the short name was set */
+	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV)
+		rmq_config_env_name(key, buf, len);
+	else
 		snprintf(buf, len, "%s", key);
-	}
 }
 
 /*
@@ -43,25 +31,20 @@ rmq_cfg_where(const struct rmq_config *cfg, const char *key, char *buf,
 static int
 provider_here(const struct rmq_config *cfg, char *err, size_t len)
 {
-	const struct rmq_prov *const *pp;
-	const struct rmq_prov        *p;
-	char                          where[300], have[160] = "";
-	size_t                        n = 0;
+	const struct rmq_prov *p;
+	char                   where[200], have[128];
 
 	if (strcmp(cfg->provider, "auto") == 0)
 		return 0;
 	p = rmq_prov_by_name(cfg->provider);
 	if (p != NULL && rmq_prov_available(p))
 		return 0;
-	for (pp = rmq_prov_all(); *pp != NULL; pp++)
-		if (rmq_prov_available(*pp) && n < sizeof(have))
-			n += (size_t) snprintf(have + n, sizeof(have) - n, "%s%s",
-			                       n ? ", " : "", (*pp)->name);
+	rmq_prov_available_list(have, sizeof(have));
 	rmq_cfg_where(cfg, "provider", where, sizeof(where));
 	snprintf(err, len,
 	         "%s: '%s' is not available on this machine (available here: "
 	         "%s)",
-	         where, cfg->provider, n ? have : "none");
+	         where, cfg->provider, have);
 	return -RMQ_ECONFIG;
 }
 

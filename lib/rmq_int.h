@@ -112,6 +112,9 @@ bool rmq_prov_available(const struct rmq_prov *row);
 const struct rmq_prov *rmq_prov_auto(const struct rmq_config *cfg,
                                      char *why, size_t whylen);
 
+/* "tcp, sockets, shm": the providers this machine has, or "none". */
+void rmq_prov_available_list(char *buf, size_t len);
+
 /* The provider knobs of the config that apply to one provider. */
 struct rmq_knobs {
 	const char *iface;      /* interface name, or NULL */
