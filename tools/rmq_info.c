@@ -423,12 +423,13 @@ main(int argc, char **argv)
 		o.prov = ctx->cfg.provider;
 	if (strcmp(o.prov, "auto") == 0) {
 		prov = rmq_prov_auto(&ctx->cfg, why, sizeof(why));
-		rc   = prov == NULL ? -RMQ_ENODEV
-		                    : rmq_dom_get(ctx, prov, NULL,
-		                                  wants_order(&ctx->cfg, prov),
-		                                  &dom, &info);
-		if (prov == NULL)
+		if (prov == NULL) {
 			fprintf(stderr, "rmq_info: %s\n", why);
+			rmq_ctx_destroy(ctx);
+			return 1;
+		}
+		rc = rmq_dom_get(ctx, prov, NULL, wants_order(&ctx->cfg, prov),
+		                 &dom, &info);
 	} else {
 		prov = rmq_prov_by_name(o.prov);
 		if (prov == NULL) {
