@@ -87,12 +87,46 @@ ring_cap(const struct rmq_config *cfg)
 	return (slots / 4) * slot - RMQ_HDR_SIZE;
 }
 
+/*
+ * One section's five keys over the table (0 and -1 inherit); src[] says
+ * where each came from.  rndv_if_can: keep the table's rendezvous path
+ * when the provider cannot do the section's.
+ */
+static void
+apply_section(struct rmq_path_table *t, const struct rmq_caps *c,
+              const struct rmq_cfg_paths *pp, const uint8_t *src,
+              bool rndv_if_can)
+{
+	if (pp->inject_max != 0 && pp->inject_max < t->inject_max) {
+		t->inject_max = pp->inject_max;
+		t->src[RMQ_TH_INJECT] = src[RMQ_TH_INJECT];
+	}
+	if (pp->eager_max != 0) {
+		t->eager_max = pp->eager_max;
+		t->src[RMQ_TH_EAGER] = src[RMQ_TH_EAGER];
+	}
+	if (pp->ring_max != 0) {
+		t->ring_max = pp->ring_max;
+		t->src[RMQ_TH_RING] = src[RMQ_TH_RING];
+	}
+	if (pp->rndv >= 0 &&
+	    (!rndv_if_can || rmq_path_can(c, pp->rndv, NULL))) {
+		t->rndv_path = pp->rndv;
+		t->src[RMQ_TH_RNDV] = src[RMQ_TH_RNDV];
+	}
+	if (pp->force >= 0) {
+		t->force = pp->force;
+		t->src[RMQ_TH_FORCE] = src[RMQ_TH_FORCE];
+	}
+}
+
 void
 rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
                     const struct rmq_config *cfg, int pat)
 {
 	const struct rmq_cfg_paths *pp = NULL;
 	const struct rmq_prov      *row = c->prov;
+	uint8_t                     src[RMQ_TH_COUNT];
 
 	memset(t, 0, sizeof(*t));
 	if (cfg != NULL && pat >= 0 && pat < RMQ_CFG_NPAT)
@@ -152,26 +186,14 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 
 	/* The pattern's own section (from the file or RMQ_THRESHOLDS_...). */
 	if (pp != NULL) {
-		if (pp->inject_max != 0 && pp->inject_max < t->inject_max) {
-			t->inject_max = pp->inject_max;
-			t->src[RMQ_TH_INJECT] = pat_src(cfg, pat, "inject_max");
-		}
-		if (pp->eager_max != 0) {
-			t->eager_max = pp->eager_max;
-			t->src[RMQ_TH_EAGER] = pat_src(cfg, pat, "eager_max");
-		}
-		if (pp->ring_max != 0) {
-			t->ring_max = pp->ring_max;
-			t->src[RMQ_TH_RING] = pat_src(cfg, pat, "ring_max");
-		}
-		if (pp->rndv >= 0 && rmq_path_can(c, pp->rndv, NULL)) {
-			t->rndv_path = pp->rndv;
-			t->src[RMQ_TH_RNDV] = pat_src(cfg, pat, "rndv");
-		}
-		if (pp->force >= 0) {
-			t->force = pp->force;
-			t->src[RMQ_TH_FORCE] = pat_src(cfg, pat, "path");
-		}
+		src[RMQ_TH_INJECT] = pat_src(cfg, pat, "inject_max");
+		src[RMQ_TH_EAGER]  = pat_src(cfg, pat, "eager_max");
+		src[RMQ_TH_RING]   = pat_src(cfg, pat, "ring_max");
+		src[RMQ_TH_RNDV]   = pat_src(cfg, pat, "rndv");
+		src[RMQ_TH_FORCE]  = pat_src(cfg, pat, "path");
+		/* A file shared by providers: a rendezvous path this one
+		 * lacks is passed over, not refused. */
+		apply_section(t, c, pp, src, true);
 	}
 	rmq_path_table_fix(t, c);
 }
@@ -181,31 +203,14 @@ rmq_path_table_named(struct rmq_path_table *t, const struct rmq_caps *c,
                      const struct rmq_config *cfg, const char *name)
 {
 	const struct rmq_cfg_named *nd = rmq_config_named(cfg, name);
+	uint8_t                     src[RMQ_TH_COUNT];
 
 	if (nd == NULL)
 		return;
-	if (nd->p.inject_max != 0 && nd->p.inject_max < t->inject_max) {
-		t->inject_max = nd->p.inject_max;
-		t->src[RMQ_TH_INJECT] = RMQ_SRC_NAMED;
-	}
-	if (nd->p.eager_max != 0) {
-		t->eager_max = nd->p.eager_max;
-		t->src[RMQ_TH_EAGER] = RMQ_SRC_NAMED;
-	}
-	if (nd->p.ring_max != 0) {
-		t->ring_max = nd->p.ring_max;
-		t->src[RMQ_TH_RING] = RMQ_SRC_NAMED;
-	}
-	/* Named, a path the provider lacks is asked for: rmq_sock_paths
-	 * refuses it with the reason, as for a socket option. */
-	if (nd->p.rndv >= 0) {
-		t->rndv_path = nd->p.rndv;
-		t->src[RMQ_TH_RNDV] = RMQ_SRC_NAMED;
-	}
-	if (nd->p.force >= 0) {
-		t->force = nd->p.force;
-		t->src[RMQ_TH_FORCE] = RMQ_SRC_NAMED;
-	}
+	memset(src, RMQ_SRC_NAMED, sizeof(src));
+	/* Named for one socket, a path the provider lacks is asked for:
+	 * rmq_sock_paths refuses it with the reason, as a socket option. */
+	apply_section(t, c, &nd->p, src, false);
 	rmq_path_table_fix(t, c);
 }
 
