@@ -1,7 +1,6 @@
 /* Logging, clocks, randomness and error strings. */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <net/if.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
