@@ -102,70 +102,34 @@ report_skip(const struct opts *o, size_t size, int iters, const char *path)
 	fflush(stdout);
 }
 
-/* Receiving side: follow the plans until DONE. */
+/* Receiving side, one size: a window per round, then the ack. */
+static int
+receive_rounds(rmq_socket *s, const struct rmq_perf_plan *p, uint8_t *rbuf,
+               uint8_t *sbuf)
+{
+	uint64_t i, j;
+	ssize_t  rc;
+
+	(void) sbuf;
+	for (i = 0; i < p->iters; i++) {
+		for (j = 0; j < p->window; j++) {
+			rc = rmq_recv(s, rbuf, p->size, 0);
+			if (rc < 0 || (size_t) rc != p->size)
+				return rmq_perf_die("recv",
+				                    rc < 0 ? rc : -EPROTO);
+		}
+		rc = rmq_send(s, &i, ACK_SIZE, 0);
+		if (rc < 0)
+			return rmq_perf_die("send ack", rc);
+	}
+	return 0;
+}
+
 static int
 receiver(struct rmq_perf_side *side, void *arg)
 {
-	struct rmq_perf_plan p;
-	rmq_socket          *s   = side->s;
-	uint8_t             *buf = NULL;
-	size_t               cap = 0, need;
-	uint64_t             i, j;
-	ssize_t              rc;
-	int                  skip;
-
 	(void) arg;
-	for (;;) {
-		rc = rmq_perf_plan_recv(s, PLAN_MAGIC, &p);
-		if (rc < 0) {
-			rc = rmq_perf_die("recv plan", rc);
-			goto out;
-		}
-		if ((p.cmd & 0xff) == RMQ_PERF_CMD_DONE) {
-			rc = rmq_perf_plan_ack(s, &p, NULL, &skip);
-			if (rc < 0)
-				rc = rmq_perf_die("send ack", rc);
-			goto out;
-		}
-		need = p.size > p.reply ? p.size : p.reply;
-		if (need < sizeof(p))
-			need = sizeof(p);
-		if (need > cap) {
-			free(buf);
-			cap = need;
-			buf = malloc(cap);
-			if (buf == NULL) {
-				rc = rmq_perf_die("malloc", -ENOMEM);
-				goto out;
-			}
-			memset(buf, 0, cap);
-		}
-		rc = rmq_perf_plan_ack(s, &p, buf, &skip);
-		if (rc < 0) {
-			rc = rmq_perf_die("send ack", rc);
-			goto out;
-		}
-		if (skip != 0)
-			continue;
-		for (i = 0; i < p.iters; i++) {
-			for (j = 0; j < p.window; j++) {
-				rc = rmq_recv(s, buf, p.size, 0);
-				if (rc < 0 || (size_t) rc != p.size) {
-					rc = rmq_perf_die("recv", rc < 0 ? rc
-					                                 : -EPROTO);
-					goto out;
-				}
-			}
-			rc = rmq_send(s, &i, ACK_SIZE, 0);
-			if (rc < 0) {
-				rc = rmq_perf_die("send ack", rc);
-				goto out;
-			}
-		}
-	}
-out:
-	free(buf);
-	return (int) rc;
+	return rmq_perf_follow(side->s, PLAN_MAGIC, receive_rounds);
 }
 
 /* Sending side: one window per round, then the ack; time the rounds. */

@@ -236,6 +236,57 @@ rmq_perf_plan_ack(rmq_socket *s, const struct rmq_perf_plan *p, void *buf,
 	return rc < 0 ? (int) rc : 0;
 }
 
+int
+rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds)
+{
+	struct rmq_perf_plan p;
+	uint8_t             *rbuf = NULL, *sbuf = NULL;
+	size_t               cap = 0, need;
+	int                  rc, skip;
+
+	for (;;) {
+		rc = rmq_perf_plan_recv(s, magic, &p);
+		if (rc < 0) {
+			rc = rmq_perf_die("recv plan", rc);
+			break;
+		}
+		if ((p.cmd & 0xff) == RMQ_PERF_CMD_DONE) {
+			rc = rmq_perf_plan_ack(s, &p, NULL, &skip);
+			if (rc < 0)
+				rc = rmq_perf_die("send ack", rc);
+			break;
+		}
+		need = p.size > p.reply ? p.size : p.reply;
+		if (need < sizeof(p))
+			need = sizeof(p);
+		if (need > cap) {
+			free(rbuf);
+			free(sbuf);
+			cap  = need;
+			rbuf = malloc(cap);
+			sbuf = calloc(1, cap);
+			if (rbuf == NULL || sbuf == NULL) {
+				rc = rmq_perf_die("malloc", -ENOMEM);
+				break;
+			}
+			memset(rbuf, 0, cap);
+		}
+		rc = rmq_perf_plan_ack(s, &p, sbuf, &skip);
+		if (rc < 0) {
+			rc = rmq_perf_die("send ack", rc);
+			break;
+		}
+		if (skip != 0)
+			continue;
+		rc = rounds(s, &p, rbuf, sbuf);
+		if (rc != 0)
+			break;
+	}
+	free(rbuf);
+	free(sbuf);
+	return rc;
+}
+
 /* One side of the run.  notify_fd: where a port-0 bind tells its address. */
 static int
 run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,

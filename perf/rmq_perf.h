@@ -111,6 +111,21 @@ int rmq_perf_plan_ack(rmq_socket *s, const struct rmq_perf_plan *p,
                       void *buf, int *skip);
 
 /*
+ * Other side: the rounds of one size.  rbuf and sbuf hold at least
+ * max(p->size, p->reply) bytes (sbuf zeroed when they grew).  Returns 0,
+ * or an exit status (rmq_perf_die).
+ */
+typedef int (*rmq_perf_rounds_fn)(rmq_socket *s,
+                                  const struct rmq_perf_plan *p,
+                                  uint8_t *rbuf, uint8_t *sbuf);
+/*
+ * Other side: follow the plans until DONE -- ack each (from sbuf, as long
+ * as the reply: the ack probes the way back), and run rounds for the
+ * sizes not skipped.  Returns 0 or an exit status.
+ */
+int rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds);
+
+/*
  * Open the socket(s), take the role the options or the MPI rank give, run
  * measure or other, close.  Returns the exit status (2: usage).
  */

@@ -73,79 +73,37 @@ verify(const uint8_t *b, size_t n, uint64_t seed)
 }
 
 /*
- * Echo side: follow the plans until DONE.  Like fi_pingpong and
- * osu_latency it receives into one buffer and sends from another, so each
- * direction reads a source the CPU has not just dirtied.
+ * Echo side, one size: pong every ping.  Like fi_pingpong and osu_latency
+ * it receives into one buffer and sends from another, so each direction
+ * reads a source the CPU has not just dirtied.
  */
+static int
+echo_rounds(rmq_socket *s, const struct rmq_perf_plan *p, uint8_t *rbuf,
+            uint8_t *sbuf)
+{
+	uint64_t i;
+	ssize_t  rc;
+
+	for (i = 0; i < p->iters; i++) {
+		rc = rmq_recv(s, rbuf, p->size, 0);
+		if (rc < 0 || (size_t) rc != p->size)
+			return rmq_perf_die("recv", rc < 0 ? rc : -EPROTO);
+		/* The pong carries the ping's bytes: every time when
+		 * checking, else once per size (the anchor's way). */
+		if (i == 0 || (p->cmd & CMD_CHECK))
+			memcpy(sbuf, rbuf, p->size);
+		rc = rmq_send(s, sbuf, p->size, 0);
+		if (rc < 0)
+			return rmq_perf_die("send", rc);
+	}
+	return 0;
+}
+
 static int
 echo(struct rmq_perf_side *side, void *arg)
 {
-	struct rmq_perf_plan p;
-	rmq_socket          *s   = side->s;
-	uint8_t             *buf = NULL, *sbuf = NULL;
-	size_t               cap = 0, need;
-	uint64_t             i;
-	ssize_t              rc;
-	int                  skip;
-
 	(void) arg;
-	for (;;) {
-		rc = rmq_perf_plan_recv(s, PLAN_MAGIC, &p);
-		if (rc < 0) {
-			rc = rmq_perf_die("recv plan", rc);
-			goto out;
-		}
-		if ((p.cmd & 0xff) == RMQ_PERF_CMD_DONE) {
-			rc = rmq_perf_plan_ack(s, &p, NULL, &skip);
-			if (rc < 0)
-				rc = rmq_perf_die("send ack", rc);
-			goto out;
-		}
-		need = p.size > p.reply ? p.size : p.reply;
-		if (need < sizeof(p))
-			need = sizeof(p);
-		if (need > cap) {
-			free(buf);
-			free(sbuf);
-			cap  = need;
-			buf  = malloc(cap);
-			sbuf = malloc(cap);
-			if (buf == NULL || sbuf == NULL) {
-				rc = rmq_perf_die("malloc", -ENOMEM);
-				goto out;
-			}
-			memset(buf, 0, cap);
-		}
-		/* The ack is as long as a pong (p.reply): it probes the way
-		 * back. */
-		rc = rmq_perf_plan_ack(s, &p, sbuf, &skip);
-		if (rc < 0) {
-			rc = rmq_perf_die("send ack", rc);
-			goto out;
-		}
-		if (skip != 0)
-			continue;
-		for (i = 0; i < p.iters; i++) {
-			rc = rmq_recv(s, buf, p.size, 0);
-			if (rc < 0 || (size_t) rc != p.size) {
-				rc = rmq_perf_die("recv", rc < 0 ? rc : -EPROTO);
-				goto out;
-			}
-			/* The pong carries the ping's bytes: every time when
-			 * checking, else once per size (the anchor's way). */
-			if (i == 0 || (p.cmd & CMD_CHECK))
-				memcpy(sbuf, buf, p.size);
-			rc = rmq_send(s, sbuf, p.size, 0);
-			if (rc < 0) {
-				rc = rmq_perf_die("send", rc);
-				goto out;
-			}
-		}
-	}
-out:
-	free(buf);
-	free(sbuf);
-	return (int) rc;
+	return rmq_perf_follow(side->s, PLAN_MAGIC, echo_rounds);
 }
 
 static int
