@@ -191,20 +191,35 @@ ctx_from_file(void *arg)
 	return rc;
 }
 
+/*
+ * rmq_ctx_new on a file holding yaml fails with -RMQ_ECONFIG, and its
+ * message holds the file's name followed by tail; msg gets the message.
+ */
+static void
+ctx_file_fails(const char *yaml, const char *tail, char *msg, size_t len)
+{
+	char want[512];
+	int  rc;
+
+	write_cfg(yaml);
+	capture_stderr(ctx_from_file, cfg_path, &rc, msg, len);
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	snprintf(want, sizeof(want), "%s%s", cfg_path, tail);
+	ck_assert_msg(strstr(msg, want) != NULL, "want: %s\ngot: %s", want,
+	              msg);
+}
+
 /* A provider named in the file or the environment that this machine
  * lacks fails the context, saying where and what there is. */
 START_TEST(test_unavailable_provider_in_config)
 {
-	char msg[1024], want[512];
+	char msg[1024];
 	int  rc;
 
-	write_cfg("log: warn\nprovider: verbs\n");
-	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
-	ck_assert_int_eq(rc, -RMQ_ECONFIG);
-	snprintf(want, sizeof(want),
-	         "%s:2:11: provider: 'verbs' is not available on this machine "
-	         "(available here: ", cfg_path);
-	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
+	ctx_file_fails("log: warn\nprovider: verbs\n",
+	               ":2:11: provider: 'verbs' is not available on this "
+	               "machine (available here: ",
+	               msg, sizeof(msg));
 	ck_assert_ptr_nonnull(strstr(msg, "shm"));
 	ck_assert_ptr_nonnull(strstr(msg, "tcp"));
 	setenv("RMQ_PROVIDER", "efa", 1);
@@ -351,24 +366,15 @@ END_TEST
 
 START_TEST(test_interface_missing)
 {
-	char msg[1024], want[512];
-	int  rc;
+	char msg[1024];
 
-	write_cfg("tcp:\n  interface: nosuch9\n");
-	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
-	ck_assert_int_eq(rc, -RMQ_ECONFIG);
-	snprintf(want, sizeof(want),
-	         "%s:2:14: tcp.interface: 'nosuch9' is not a network "
-	         "interface on this machine (interfaces here: lo",
-	         cfg_path);
-	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
-	write_cfg("numa:\n  policy: cpuset\n");
-	capture_stderr(ctx_from_file, cfg_path, &rc, msg, sizeof(msg));
-	ck_assert_int_eq(rc, -RMQ_ECONFIG);
-	snprintf(want, sizeof(want),
-	         "%s:2:11: numa.policy: policy cpuset needs numa.cpuset",
-	         cfg_path);
-	ck_assert_msg(strstr(msg, want) != NULL, "got: %s", msg);
+	ctx_file_fails("tcp:\n  interface: nosuch9\n",
+	               ":2:14: tcp.interface: 'nosuch9' is not a network "
+	               "interface on this machine (interfaces here: lo",
+	               msg, sizeof(msg));
+	ctx_file_fails("numa:\n  policy: cpuset\n",
+	               ":2:11: numa.policy: policy cpuset needs numa.cpuset",
+	               msg, sizeof(msg));
 	unlink(cfg_path);
 }
 END_TEST
