@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,14 +46,11 @@
 #define FILE_MAX     (1 << 20) /* bytes; a config file is a few hundred */
 
 #define NAMED_PREFIX "thresholds.sockets" /* NAME.key below it */
-/* Every key or section at most once: the schema's, then the named ones. */
-#define SEEN_MAX (2 * RMQ_SCHEMA_NKEYS + 1 + RMQ_CFG_NAMED_MAX * (1 + RMQ_CFG_NPK))
-
-/* The keys of a thresholds.sockets.NAME section, in rmq_cfg_path_key order;
- * each is parsed by the row of the same key in thresholds.pair. */
-static const char *const named_keys[RMQ_CFG_NPK] = {
-	"inject_max", "eager_max", "ring_max", "rndv", "path",
-};
+#define SECT_PREFIX  "thresholds."        /* SECTION.key below it */
+/* Every key or section at most once: the schema's, then the sections. */
+#define SEEN_MAX                                                              \
+	(2 * RMQ_SCHEMA_NKEYS + 1                                             \
+	    + (RMQ_CFG_NAMED_MAX + RMQ_CFG_SECT_MAX) * (1 + RMQ_CFG_NPK))
 
 struct loader {
 	yaml_parser_t        parser;
@@ -68,8 +66,12 @@ struct loader {
 	size_t nseen;
 	char   path[PATH_MAX_LEN]; /* dotted key being read */
 	size_t pathlen;
-	int    named; /* the key being read is in named[named]; -1 none */
-	int    named_key; /* and is RMQ_CFG_PK_*; -1 = the NAME section */
+	/* The key being read is in this section (a socket name's or a
+	 * pattern's; NULL: none), and is RMQ_CFG_PK_* (-1: the section). */
+	struct rmq_cfg_section *sec;
+	int    sec_key;
+	bool   candidate; /* thresholds.X: a pattern section if a mapping */
+	yaml_mark_t key_mark; /* where the key being read starts */
 };
 
 /* Environment overrides, checked in this order. */
@@ -255,6 +257,19 @@ unknown_key(struct loader *ld, size_t plen, int fits)
 	return rc;
 }
 
+/* The key in ld->path, found at mark, is not known after all. */
+static int
+unknown_key_at(struct loader *ld, yaml_mark_t mark)
+{
+	char shown[RMQ_SCHEMA_ECHO_SIZE], hint[PATH_MAX_LEN];
+
+	rmq_schema_echo(shown, sizeof shown, ld->path, ld->pathlen);
+	if (rmq_schema_suggest(ld->path, ld->pathlen, hint, sizeof hint))
+		return at(ld, mark, "unknown key '%s' (did you mean '%s'?)",
+		    shown, hint);
+	return at(ld, mark, "unknown key '%s'", shown);
+}
+
 /* A socket name or an fnmatch(3) pattern of them, as a section name. */
 static int
 name_pattern_ok(const char *name, size_t len)
@@ -270,22 +285,72 @@ name_pattern_ok(const char *name, size_t len)
 	return 1;
 }
 
+/* A new section called name[0..nlen) in secs (n of max), or the one there
+ * is; NULL when there is no room. */
+static struct rmq_cfg_section *
+section_get(struct rmq_cfg_section *secs, int *n, int max, const char *name,
+    size_t nlen)
+{
+	struct rmq_cfg_section *sc;
+	int                     i;
+
+	for (i = 0; i < *n; i++)
+		if (strlen(secs[i].name) == nlen
+		    && memcmp(secs[i].name, name, nlen) == 0)
+			return &secs[i];
+	if (*n == max)
+		return NULL;
+	sc = &secs[(*n)++];
+	memset(sc, 0, sizeof(*sc));
+	memcpy(sc->name, name, nlen);
+	sc->p.rndv  = -1;
+	sc->p.force = -1;
+	return sc;
+}
+
+/*
+ * key[0..) is a key of the section whose dotted name is
+ * ld->path[0..seclen): set ld->sec_key and *kp to the row that parses it,
+ * or fail with a suggestion.  what: "a socket's" or "a pattern's".
+ */
+static int
+section_key(struct loader *ld, size_t seclen, const char *key,
+    const char *what, const struct rmq_schema_key **kp)
+{
+	char shown[RMQ_SCHEMA_ECHO_SIZE], hint[PATH_MAX_LEN];
+	int  i;
+
+	for (i = 0; i < RMQ_CFG_NPK; i++)
+		if (strcmp(key, rmq_schema_path_keys[i].name) == 0) {
+			ld->sec_key = i;
+			*kp         = &rmq_schema_path_keys[i];
+			return 0;
+		}
+	rmq_schema_echo(shown, sizeof shown, key, strlen(key));
+	if (rmq_schema_suggest_path_key(key, strlen(key), hint, sizeof hint))
+		return at(ld, ld->ev.start_mark,
+		    "unknown key '%.*s.%s' (did you mean '%.*s.%s'?)",
+		    (int) seclen, ld->path, shown, (int) seclen, ld->path, hint);
+	return at(ld, ld->ev.start_mark,
+	    "unknown key '%.*s.%s' (%s section takes inject_max, eager_max, "
+	    "ring_max, rndv and path)",
+	    (int) seclen, ld->path, shown, what);
+}
+
 /*
  * ld->path is thresholds.sockets, thresholds.sockets.NAME or
- * thresholds.sockets.NAME.KEY: set ld->named, ld->named_key, and *kp to the
- * thresholds.pair row that parses KEY.  0, or an error at the key.
+ * thresholds.sockets.NAME.KEY: set ld->sec, ld->sec_key, and *kp to the
+ * row that parses KEY.  0, or an error at the key.
  */
 static int
 named_key(struct loader *ld, const struct rmq_schema_key **kp)
 {
 	const size_t plen = sizeof NAMED_PREFIX - 1;
-	const char  *name = ld->path + plen + 1, *dot, *key;
-	char         shown[RMQ_SCHEMA_ECHO_SIZE], row[PATH_MAX_LEN];
+	const char  *name = ld->path + plen + 1, *dot;
+	char         shown[RMQ_SCHEMA_ECHO_SIZE];
 	size_t       nlen;
-	int          i, rc = 0;
+	int          rc = 0;
 
-	ld->named     = -1;
-	ld->named_key = -1;
 	if (ld->pathlen == plen)
 		goto out; /* the section itself */
 	dot  = strchr(name, '.');
@@ -298,53 +363,72 @@ named_key(struct loader *ld, const struct rmq_schema_key **kp)
 		    NAMED_PREFIX, shown, RMQ_CFG_NAME_MAX - 1);
 		goto out;
 	}
-	for (i = 0; i < ld->cfg.nnamed; i++)
-		if (strlen(ld->cfg.named[i].name) == nlen
-		    && memcmp(ld->cfg.named[i].name, name, nlen) == 0)
-			break;
-	if (i == ld->cfg.nnamed) {
-		if (i == RMQ_CFG_NAMED_MAX) {
-			rc = at(ld, ld->ev.start_mark,
-			    "%s: '%s': at most %d socket names", NAMED_PREFIX,
-			    shown, RMQ_CFG_NAMED_MAX);
-			goto out;
-		}
-		memcpy(ld->cfg.named[i].name, name, nlen);
-		ld->cfg.named[i].name[nlen] = '\0';
-		ld->cfg.named[i].p.rndv     = -1;
-		ld->cfg.named[i].p.force    = -1;
-		ld->cfg.nnamed++;
-	}
-	ld->named = i;
-	if (dot == NULL)
-		goto out; /* the NAME section */
-	key = dot + 1;
-	for (i = 0; i < RMQ_CFG_NPK; i++)
-		if (strcmp(key, named_keys[i]) == 0)
-			break;
-	if (i == RMQ_CFG_NPK) {
-		/* Suggest as for the pattern sections, in this section. */
-		snprintf(row, sizeof row, "thresholds.pair.%s", key);
-		rmq_schema_echo(shown, sizeof shown, key, strlen(key));
-		if (rmq_schema_suggest(row, strlen(row), row, sizeof row)
-		    && strncmp(row, "thresholds.pair.", 16) == 0)
-			rc = at(ld, ld->ev.start_mark,
-			    "unknown key '%.*s.%s' (did you mean '%.*s.%s'?)",
-			    (int) (key - 1 - ld->path), ld->path, shown,
-			    (int) (key - 1 - ld->path), ld->path, row + 16);
-		else
-			rc = at(ld, ld->ev.start_mark,
-			    "unknown key '%.*s.%s' (a socket's section takes "
-			    "inject_max, eager_max, ring_max, rndv and path)",
-			    (int) (key - 1 - ld->path), ld->path, shown);
+	ld->sec = section_get(ld->cfg.named, &ld->cfg.nnamed,
+	    RMQ_CFG_NAMED_MAX, name, nlen);
+	if (ld->sec == NULL) {
+		rc = at(ld, ld->ev.start_mark,
+		    "%s: '%s': at most %d socket names", NAMED_PREFIX, shown,
+		    RMQ_CFG_NAMED_MAX);
 		goto out;
 	}
-	ld->named_key = i;
-	snprintf(row, sizeof row, "thresholds.pair.%s", key);
-	*kp = rmq_schema_find(row, strlen(row));
-	assert(*kp != NULL);
+	if (dot != NULL) /* else the NAME section */
+		rc = section_key(ld, (size_t) (dot - ld->path), dot + 1,
+		    "a socket's", kp);
 out:
 	return rc;
+}
+
+/* A pattern's section name: 1 to 15 of a-z 0-9, a letter first. */
+static bool
+section_name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len >= RMQ_CFG_SECT_NAME || name[0] < 'a'
+	    || name[0] > 'z')
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z')
+		        || (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+/*
+ * ld->path is thresholds.X or thresholds.X.KEY, and not a key of the
+ * schema: X is a pattern's section (the patterns are not known here:
+ * rmq_ctx_new checks X).  Returns 1 if it is not of that form (an unknown
+ * key, then), else 0 or an error at the key.
+ */
+static int
+pattern_key(struct loader *ld, const struct rmq_schema_key **kp)
+{
+	const size_t plen = sizeof SECT_PREFIX - 1;
+	const char  *name = ld->path + plen, *dot;
+	char         shown[RMQ_SCHEMA_ECHO_SIZE];
+	size_t       nlen;
+
+	if (strncmp(ld->path, SECT_PREFIX, plen) != 0)
+		return 1;
+	dot  = strchr(name, '.');
+	nlen = dot != NULL ? (size_t) (dot - name) : strlen(name);
+	if (!section_name_ok(name, nlen)
+	    || (dot != NULL && strchr(dot + 1, '.') != NULL))
+		return 1;
+	ld->sec = section_get(ld->cfg.sect, &ld->cfg.nsect, RMQ_CFG_SECT_MAX,
+	    name, nlen);
+	if (ld->sec == NULL) {
+		rmq_schema_echo(shown, sizeof shown, name, nlen);
+		return at(ld, ld->ev.start_mark,
+		    "thresholds: '%s': at most %d pattern sections", shown,
+		    RMQ_CFG_SECT_MAX);
+	}
+	if (dot == NULL) {
+		ld->candidate = true; /* a section if a mapping follows */
+		return 0;
+	}
+	return section_key(ld, (size_t) (dot - ld->path), dot + 1,
+	    "a pattern's", kp);
 }
 
 /*
@@ -364,8 +448,10 @@ load_key(struct loader *ld, const struct rmq_schema_key **kp)
 	int         rc = 0;
 
 	*kp           = NULL;
-	ld->named     = -1;
-	ld->named_key = -1;
+	ld->key_mark  = ld->ev.start_mark;
+	ld->sec       = NULL;
+	ld->sec_key   = -1;
+	ld->candidate = false;
 	/* A NUL inside a quoted key must not cut "provider\0x" short. */
 	if (memchr(key, '\0', klen) != NULL
 	    || plen + sep + klen >= sizeof ld->path) {
@@ -388,8 +474,9 @@ load_key(struct loader *ld, const struct rmq_schema_key **kp)
 		*kp  = rmq_schema_find(ld->path, ld->pathlen);
 		name = *kp != NULL ? (*kp)->name
 		                   : rmq_schema_section(ld->path, ld->pathlen);
-		if (name == NULL) {
-			rc = unknown_key(ld, plen, 1);
+		if (name == NULL && (rc = pattern_key(ld, kp)) != 0) {
+			if (rc == 1)
+				rc = unknown_key(ld, plen, 1);
 			goto out;
 		}
 	}
@@ -414,25 +501,19 @@ static int
 set_value(struct loader *ld, const struct rmq_schema_key *k,
     const char *text, size_t len, yaml_mark_t mark)
 {
-	struct rmq_cfg_named *nd;
-	struct rmq_cfg_paths  keep;
-	char                  what[RMQ_CFG_ERR_MAX];
-	int                   rc = 0;
+	struct rmq_cfg_section *sc = ld->sec;
+	char                    what[RMQ_CFG_ERR_MAX];
+	int                     rc = 0;
 
-	if (ld->named >= 0) {
-		/* Parsed by the thresholds.pair row, into pat[0]'s place. */
-		nd                 = &ld->cfg.named[ld->named];
-		keep               = ld->cfg.pat[RMQ_CFG_PAT_PAIR];
-		ld->cfg.pat[RMQ_CFG_PAT_PAIR] = nd->p;
-		rc = rmq_schema_set(k, &ld->cfg, text, len, what, sizeof what);
-		nd->p              = ld->cfg.pat[RMQ_CFG_PAT_PAIR];
-		ld->cfg.pat[RMQ_CFG_PAT_PAIR] = keep;
-		if (rc != 0) {
+	if (sc != NULL) {
+		/* A key of a section, into its paths. */
+		if (rmq_schema_set_in(k, &sc->p, text, len, what, sizeof what)) {
 			rc = at(ld, mark, "%s: %s", ld->path, what);
 			goto out;
 		}
-		nd->line[ld->named_key] = (unsigned) mark.line + 1;
-		nd->col[ld->named_key]  = (unsigned) mark.column + 1;
+		sc->src[ld->sec_key]  = RMQ_CFG_SRC_FILE;
+		sc->line[ld->sec_key] = (unsigned) mark.line + 1;
+		sc->col[ld->sec_key]  = (unsigned) mark.column + 1;
 		goto out;
 	}
 	if (rmq_schema_set(k, &ld->cfg, text, len, what, sizeof what)) {
@@ -513,6 +594,12 @@ load_value(struct loader *ld, const struct rmq_schema_key *k)
 	}
 	if (k == NULL && is_null(ev))
 		goto out; /* an empty section */
+	if (ld->candidate && ev->type == YAML_SCALAR_EVENT) {
+		/* thresholds.X: 3 -- a key we do not know, not a section. */
+		ld->pathlen = strlen(ld->path);
+		rc = unknown_key_at(ld, ld->key_mark);
+		goto out;
+	}
 
 	/* A mapping for a value, a value for a section, or worse. */
 	if (k != NULL)
@@ -620,7 +707,7 @@ load_buffer(struct rmq_config *cfg, const unsigned char *buf, size_t len,
 	ld->len    = len;
 	ld->err    = err;
 	ld->errlen = errlen;
-	ld->named  = -1;
+	ld->sec_key = -1;
 	if (!yaml_parser_initialize(&ld->parser)) {
 		set_err(err, errlen, "%s: out of memory", name);
 		rc = -RMQ_ENOMEM;
@@ -779,6 +866,71 @@ env_apply(struct rmq_config *tmp, const struct rmq_schema_key *k,
 	return 0;
 }
 
+extern char **environ;
+
+/*
+ * RMQ_THRESHOLDS_<SECTION>_<KEY>=value: a pattern section's key (SECTION
+ * has no underscore; the global RMQ_THRESHOLDS_EAGER_MAX and friends are
+ * schema keys, handled before; socket-name sections have no variables).
+ */
+static int
+env_sections(struct rmq_config *tmp, char *err, size_t errlen)
+{
+	static const char        prefix[] = "RMQ_THRESHOLDS_";
+	struct rmq_cfg_section  *sc;
+	char                     sect[RMQ_CFG_SECT_NAME], what[RMQ_CFG_ERR_MAX];
+	char                     var[96], want[96], dotted[96];
+	const char              *name, *us, *eq;
+	size_t                   n, i;
+	int                      k, rc;
+
+	for (char **ep = environ; ep != NULL && *ep != NULL; ep++) {
+		if (strncmp(*ep, prefix, sizeof prefix - 1) != 0)
+			continue;
+		name = *ep + sizeof prefix - 1;
+		eq   = strchr(name, '=');
+		us   = strchr(name, '_');
+		if (eq == NULL || us == NULL || us > eq || eq[1] == '\0'
+		    || (size_t) (eq - *ep) >= sizeof var)
+			continue;
+		n = (size_t) (us - name);
+		if (n == 0 || n >= sizeof sect)
+			continue;
+		for (i = 0; i < n; i++)
+			sect[i] = (char) (name[i] >= 'A' && name[i] <= 'Z'
+			        ? name[i] + 32 : name[i]);
+		sect[n] = '\0';
+		if (strcmp(sect, "sockets") == 0 || !section_name_ok(sect, n))
+			continue;
+		memcpy(var, *ep, (size_t) (eq - *ep));
+		var[eq - *ep] = '\0';
+		for (k = 0; k < RMQ_CFG_NPK; k++) {
+			snprintf(dotted, sizeof dotted, "thresholds.%s.%s",
+			    sect, rmq_schema_path_keys[k].name);
+			rmq_config_env_name(dotted, want, sizeof want);
+			if (strcmp(want, var) == 0)
+				break;
+		}
+		if (k == RMQ_CFG_NPK)
+			continue; /* not one of ours */
+		sc = section_get(tmp->sect, &tmp->nsect, RMQ_CFG_SECT_MAX, sect,
+		    n);
+		if (sc == NULL) {
+			set_err(err, errlen, "%s: at most %d pattern sections",
+			    var, RMQ_CFG_SECT_MAX);
+			return -RMQ_ECONFIG;
+		}
+		rc = rmq_schema_set_in(&rmq_schema_path_keys[k], &sc->p,
+		    eq + 1, strlen(eq + 1), what, sizeof what);
+		if (rc != 0) {
+			set_err(err, errlen, "%s: %s", var, what);
+			return rc;
+		}
+		sc->src[k] = RMQ_CFG_SRC_ENV;
+	}
+	return 0;
+}
+
 /*
  * A variable that is set but empty counts as unset, so that
  * "RMQ_LOG= prog" does not fail.  The short names (RMQ_EAGER_MAX) first,
@@ -814,6 +966,9 @@ rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 		if (rc != 0)
 			goto out;
 	}
+	rc = env_sections(&tmp, err, errlen);
+	if (rc != 0)
+		goto out;
 	memcpy(cfg, &tmp, sizeof *cfg);
 out:
 	return rc;
@@ -855,11 +1010,11 @@ rmq_config_name_ok(const char *name, size_t len)
 	return 1;
 }
 
-const struct rmq_cfg_named *
+const struct rmq_cfg_section *
 rmq_config_named(const struct rmq_config *cfg, const char *name)
 {
-	const struct rmq_cfg_named *found = NULL;
-	int                         i;
+	const struct rmq_cfg_section *found = NULL;
+	int                           i;
 
 	if (cfg == NULL || name == NULL || name[0] == '\0')
 		goto out;
@@ -877,32 +1032,107 @@ out:
 	return found;
 }
 
-/* The keys a thresholds.sockets.NAME section set, in file order of rows. */
-static void
-dump_named(const struct rmq_config *cfg, FILE *f)
+const struct rmq_cfg_section *
+rmq_config_section(const struct rmq_config *cfg, const char *section)
 {
-	const struct rmq_cfg_named  *nd;
-	const struct rmq_schema_key *k;
-	struct rmq_config            tmp;
-	char                         row[64], val[RMQ_CFG_STR_MAX + 32];
-	int                          i, j;
+	int i;
 
-	for (i = 0; i < cfg->nnamed; i++) {
-		nd = &cfg->named[i];
-		for (j = 0; j < RMQ_CFG_NPK; j++) {
-			if (nd->line[j] == 0)
-				continue;
-			snprintf(row, sizeof row, "thresholds.pair.%s",
-			    named_keys[j]);
-			k = rmq_schema_find(row, strlen(row));
-			assert(k != NULL);
-			memset(&tmp, 0, sizeof tmp);
-			tmp.pat[RMQ_CFG_PAT_PAIR] = nd->p;
-			rmq_schema_format(k, &tmp, val, sizeof val);
-			/* Quoted: a pattern may start with '*' or '['. */
-			fprintf(f, "\"%s.%s.%s\": %s  # file %s:%u\n",
-			    NAMED_PREFIX, nd->name, named_keys[j], val, cfg->file,
-			    nd->line[j]);
+	if (cfg == NULL || section == NULL)
+		return NULL;
+	for (i = 0; i < cfg->nsect; i++)
+		if (strcmp(cfg->sect[i].name, section) == 0)
+			return &cfg->sect[i];
+	return NULL;
+}
+
+void
+rmq_config_where(const struct rmq_config *cfg, const char *key, char *buf,
+    size_t len)
+{
+	const char *alias = rmq_config_env_var(key);
+	int         k     = rmq_config_key_index(key);
+
+	if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_FILE)
+		snprintf(buf, len, "%s:%u:%u: %s", cfg->file, cfg->line[k],
+		    cfg->col[k], key);
+	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV && alias != NULL
+	    && getenv(alias) != NULL)
+		snprintf(buf, len, "%s", alias); /* the short name was set */
+	else if (k >= 0 && cfg->src[k] == RMQ_CFG_SRC_ENV)
+		rmq_config_env_name(key, buf, len);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
+/* RMQ_THRESHOLDS_<SECTION>_<KEY> */
+static void
+section_env_name(const struct rmq_cfg_section *sc, int key, char *buf,
+    size_t len)
+{
+	char dotted[PATH_MAX_LEN];
+
+	snprintf(dotted, sizeof dotted, "thresholds.%s.%s", sc->name,
+	    rmq_schema_path_keys[key].name);
+	rmq_config_env_name(dotted, buf, len);
+}
+
+void
+rmq_config_section_where(const struct rmq_config *cfg,
+    const struct rmq_cfg_section *sc, char *buf, size_t len)
+{
+	int i;
+
+	for (i = 0; i < RMQ_CFG_NPK; i++)
+		if (sc->src[i] == RMQ_CFG_SRC_FILE && sc->line[i] != 0) {
+			snprintf(buf, len, "%s:%u:%u: thresholds.%s", cfg->file,
+			    sc->line[i], sc->col[i], sc->name);
+			return;
+		}
+	for (i = 0; i < RMQ_CFG_NPK; i++)
+		if (sc->src[i] == RMQ_CFG_SRC_ENV) {
+			section_env_name(sc, i, buf, len);
+			return;
+		}
+	snprintf(buf, len, "%s: thresholds.%s", cfg->file, sc->name);
+}
+
+const char *
+rmq_config_str(const struct rmq_config *cfg, const char *key)
+{
+	const struct rmq_schema_key *k;
+
+	if (cfg == NULL || key == NULL)
+		return NULL;
+	k = rmq_schema_find(key, strlen(key));
+	if (k == NULL
+	    || (k->type != RMQ_SCHEMA_STR && k->type != RMQ_SCHEMA_STRENUM
+	        && k->type != RMQ_SCHEMA_LIST))
+		return NULL;
+	return (const char *) cfg + k->offset;
+}
+
+/* The keys a section set, in key order; prefix is where it lives. */
+static void
+dump_section(const struct rmq_config *cfg, const struct rmq_cfg_section *sc,
+    const char *prefix, bool quoted, FILE *f)
+{
+	char val[RMQ_CFG_STR_MAX + 32], var[96];
+	int  j;
+
+	for (j = 0; j < RMQ_CFG_NPK; j++) {
+		if (sc->src[j] == RMQ_CFG_SRC_DEFAULT)
+			continue;
+		rmq_schema_format_in(&rmq_schema_path_keys[j], &sc->p, val,
+		    sizeof val);
+		/* Quoted: a socket-name pattern may start with '*' or '['. */
+		fprintf(f, "%s%s.%s.%s%s: %s  # ", quoted ? "\"" : "", prefix,
+		    sc->name, rmq_schema_path_keys[j].name, quoted ? "\"" : "",
+		    val);
+		if (sc->src[j] == RMQ_CFG_SRC_FILE) {
+			fprintf(f, "file %s:%u\n", cfg->file, sc->line[j]);
+		} else {
+			section_env_name(sc, j, var, sizeof var);
+			fprintf(f, "environment (%s)\n", var);
 		}
 	}
 }
@@ -938,6 +1168,9 @@ rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 			break;
 		}
 	}
-	dump_named(cfg, f);
+	for (i = 0; i < (size_t) cfg->nsect; i++)
+		dump_section(cfg, &cfg->sect[i], "thresholds", false, f);
+	for (i = 0; i < (size_t) cfg->nnamed; i++)
+		dump_section(cfg, &cfg->named[i], NAMED_PREFIX, true, f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -33,7 +33,7 @@ enum rmq_cfg_src {
 
 #define RMQ_CFG_MAX_KEYS 64 /* room in src[]; schema.c checks */
 
-/* Path thresholds for one pattern (thresholds.pair.*, .reqrep.*). */
+/* Path thresholds of one section (0 and -1: inherit). */
 struct rmq_cfg_paths {
 	size_t inject_max; /* 0 = inherit */
 	size_t eager_max;  /* 0 = inherit */
@@ -51,12 +51,17 @@ enum rmq_cfg_numa {
 };
 
 /*
- * thresholds.sockets.NAME: the path keys of the sockets named NAME (the
- * RMQ_NAME option).  NAME may be an fnmatch(3) pattern ("bulk*"); an exact
- * name wins over patterns, then the first pattern in the file.
+ * A section of path keys: a pattern's (thresholds.SECTION, where SECTION is
+ * the name a pattern gives itself: "pair", "reqrep"), or a socket name's
+ * (thresholds.sockets.NAME, for sockets with that RMQ_NAME; NAME may be an
+ * fnmatch(3) pattern, "bulk*": an exact name wins over patterns, then the
+ * first pattern in the file).  The config does not know the patterns:
+ * rmq_ctx_new checks that each pattern section is some pattern's.
  */
-#define RMQ_CFG_NAMED_MAX 16
-#define RMQ_CFG_NAME_MAX  64 /* a name, with its NUL */
+#define RMQ_CFG_SECT_MAX  8  /* pattern sections */
+#define RMQ_CFG_SECT_NAME 16 /* a pattern section's name, with its NUL */
+#define RMQ_CFG_NAMED_MAX 16 /* socket-name sections */
+#define RMQ_CFG_NAME_MAX  64 /* a socket name, with its NUL */
 enum rmq_cfg_path_key {
 	RMQ_CFG_PK_INJECT = 0, /* inject_max */
 	RMQ_CFG_PK_EAGER,      /* eager_max */
@@ -65,17 +70,12 @@ enum rmq_cfg_path_key {
 	RMQ_CFG_PK_PATH,       /* path */
 	RMQ_CFG_NPK,
 };
-struct rmq_cfg_named {
+struct rmq_cfg_section {
 	char                 name[RMQ_CFG_NAME_MAX];
-	struct rmq_cfg_paths p; /* 0 / -1 = not set, as in pat[] */
-	unsigned             line[RMQ_CFG_NPK]; /* where set; 0 = not set */
+	struct rmq_cfg_paths p; /* 0 / -1 = not set */
+	unsigned char        src[RMQ_CFG_NPK];  /* RMQ_CFG_SRC_* of each key */
+	unsigned             line[RMQ_CFG_NPK]; /* file: where set; 0 = not */
 	unsigned             col[RMQ_CFG_NPK];
-};
-
-enum rmq_cfg_pattern {
-	RMQ_CFG_PAT_PAIR = 0,
-	RMQ_CFG_PAT_REQREP,
-	RMQ_CFG_NPAT,
 };
 
 /*
@@ -97,7 +97,8 @@ struct rmq_config {
 	int      rndv;           /* thresholds.rndv: RMQ_PATH_*, -1 = row */
 	int      force;          /* thresholds.path: RMQ_PATH_*, -1 = by size */
 	int      tuned;          /* thresholds.tuned: written by rmq_tune */
-	struct rmq_cfg_paths pat[RMQ_CFG_NPAT]; /* per-pattern overrides */
+	struct rmq_cfg_section sect[RMQ_CFG_SECT_MAX]; /* thresholds.SECTION */
+	int      nsect;
 	int      ring_slots;     /* ring.slots per peer, 0 = no ring */
 	size_t   ring_slot_size; /* ring.slot_size */
 	int      strict;         /* strict: obey verbs/efa rules everywhere */
@@ -118,7 +119,7 @@ struct rmq_config {
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
 	int      log_level;      /* log: error|warn|info|debug */
-	struct rmq_cfg_named named[RMQ_CFG_NAMED_MAX]; /* thresholds.sockets */
+	struct rmq_cfg_section named[RMQ_CFG_NAMED_MAX]; /* thresholds.sockets */
 	int      nnamed;
 	/* Not keys: where each value came from, and the file read. */
 	unsigned char src[RMQ_CFG_MAX_KEYS]; /* RMQ_CFG_SRC_*, by schema row */
@@ -145,7 +146,9 @@ int rmq_config_load_string(struct rmq_config *cfg, const char *yaml,
 /*
  * Apply environment overrides (RMQ_PROVIDER, RMQ_LOG, RMQ_EAGER_MAX,
  * RMQ_INJECT_MAX, RMQ_RING_MAX, RMQ_RNDV, RMQ_PATH, RMQ_STRICT,
- * RMQ_SPIN_US): same validation, messages name the variable.
+ * RMQ_SPIN_US, every key as RMQ_<KEY>, and a pattern section's keys as
+ * RMQ_THRESHOLDS_<SECTION>_<KEY>): same validation, messages name the
+ * variable.
  */
 int rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen);
 
@@ -161,8 +164,23 @@ const char *rmq_config_env_var(const char *key);
  * The thresholds.sockets section for a socket called name: the exact name,
  * else the first pattern that matches it; NULL if none (or name is NULL).
  */
-const struct rmq_cfg_named *rmq_config_named(
+const struct rmq_cfg_section *rmq_config_named(
     const struct rmq_config *cfg, const char *name);
+
+/* The thresholds.SECTION section (a pattern's); NULL if none was set. */
+const struct rmq_cfg_section *rmq_config_section(
+    const struct rmq_config *cfg, const char *section);
+
+/* "FILE:LINE:COL: key", "RMQ_VAR" or "key": where a key was set. */
+void rmq_config_where(const struct rmq_config *cfg, const char *key,
+    char *buf, size_t len);
+/* The same for a pattern section: where its first key was set. */
+void rmq_config_section_where(const struct rmq_config *cfg,
+    const struct rmq_cfg_section *sc, char *buf, size_t len);
+
+/* The text of a text key ("tcp.interface"); "" if unset, NULL if there is
+ * no such key. */
+const char *rmq_config_str(const struct rmq_config *cfg, const char *key);
 
 /* Is name a valid socket name (RMQ_NAME): 1..63 of [A-Za-z0-9_-]? */
 int rmq_config_name_ok(const char *name, size_t len);

@@ -207,24 +207,6 @@ check_cpuset(const char *text, size_t len, char *what, size_t whatlen)
 	return -1;
 }
 
-/* The five path keys of one pattern's section. */
-#define PATTERN_KEYS(sec, i)                                                   \
-	{ "thresholds." sec ".inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0,     \
-	    NULL, FIELD(pat[i].inject_max),                                    \
-	    sec ": largest inject payload; 0 = thresholds.inject_max" },       \
-	{ "thresholds." sec ".eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,     \
-	    NULL, FIELD(pat[i].eager_max),                                     \
-	    sec ": largest eager payload; 0 = thresholds.eager_max" },         \
-	{ "thresholds." sec ".ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0,      \
-	    NULL, FIELD(pat[i].ring_max),                                      \
-	    sec ": largest ring payload; 0 = thresholds.ring_max" },           \
-	{ "thresholds." sec ".rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths,    \
-	    FIELD(pat[i].rndv),                                                \
-	    sec ": path above the ring/eager limit; auto = thresholds.rndv" }, \
-	{ "thresholds." sec ".path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths,     \
-	    FIELD(pat[i].force),                                               \
-	    sec ": one path for every message; auto = thresholds.path" }
-
 /*
  * name, type, min, max, default, choices, field, description.
  * Keep sections together: rmq.yaml.example lists them in this order.
@@ -282,8 +264,6 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "thresholds.tuned", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
 	    FIELD(tuned),
 	    "true when rmq_tune measured these thresholds on this machine" },
-	PATTERN_KEYS("pair", RMQ_CFG_PAT_PAIR),
-	PATTERN_KEYS("reqrep", RMQ_CFG_PAT_REQREP),
 	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, 64, NULL, FIELD(ring_slots),
 	    "slots in each peer's receive ring; 0 = no ring" },
 	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,
@@ -335,6 +315,31 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(thread_sleep_us),
 	    "thread mode: the progress thread's sleep when a round found "
 	    "nothing" },
+};
+
+/* The offset and size of a field of struct rmq_cfg_paths. */
+#define PFIELD(f)                                                             \
+	offsetof(struct rmq_cfg_paths, f),                                    \
+	    sizeof(((struct rmq_cfg_paths *) 0)->f)
+
+/*
+ * The keys of a section of path keys, a pattern's (thresholds.pair) or a
+ * socket name's (thresholds.sockets.bulk), in rmq_cfg_path_key order;
+ * they parse into a struct rmq_cfg_paths.
+ */
+const struct rmq_schema_key rmq_schema_path_keys[RMQ_CFG_NPK] = {
+	{ "inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0, NULL,
+	    PFIELD(inject_max),
+	    "largest inject payload; 0 = thresholds.inject_max" },
+	{ "eager_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0, NULL,
+	    PFIELD(eager_max),
+	    "largest eager payload; 0 = thresholds.eager_max" },
+	{ "ring_max", RMQ_SCHEMA_SIZE, 0, 64 * MiB, 0, NULL, PFIELD(ring_max),
+	    "largest ring payload; 0 = thresholds.ring_max" },
+	{ "rndv", RMQ_SCHEMA_ENUM, 0, 0, -1, rndv_paths, PFIELD(rndv),
+	    "path above the ring/eager limit; auto = thresholds.rndv" },
+	{ "path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths, PFIELD(force),
+	    "one path for every message; auto = thresholds.path" },
 };
 
 #if defined(__GNUC__)
@@ -577,9 +582,9 @@ choice_name(const struct rmq_schema_key *k, int64_t v)
 }
 
 static void
-store(const struct rmq_schema_key *k, struct rmq_config *cfg, int64_t v)
+store(const struct rmq_schema_key *k, void *base, int64_t v)
 {
-	char       *field = (char *) cfg + k->offset;
+	char       *field = (char *) base + k->offset;
 	const char *name;
 	int         i;
 	size_t      z;
@@ -614,10 +619,10 @@ store(const struct rmq_schema_key *k, struct rmq_config *cfg, int64_t v)
 }
 
 static void
-store_text(const struct rmq_schema_key *k, struct rmq_config *cfg,
-    const char *text, size_t len)
+store_text(const struct rmq_schema_key *k, void *base, const char *text,
+    size_t len)
 {
-	char *field = (char *) cfg + k->offset;
+	char *field = (char *) base + k->offset;
 
 	assert(len < k->size);
 	memset(field, 0, k->size);
@@ -635,8 +640,8 @@ is_blank(char c)
  * rmq_schema_format writes it).  Stored as "verbs,tcp".
  */
 static int
-set_list(const struct rmq_schema_key *k, struct rmq_config *cfg,
-    const char *text, size_t len, char *what, size_t whatlen)
+set_list(const struct rmq_schema_key *k, void *cfg, const char *text,
+    size_t len, char *what, size_t whatlen)
 {
 	const struct rmq_schema_choice *c;
 	char                            out[RMQ_CFG_STR_MAX];
@@ -792,6 +797,29 @@ last_part(const char *name, size_t len, size_t *partlen)
 }
 
 int
+rmq_schema_suggest_path_key(const char *key, size_t len, char *buf,
+    size_t buflen)
+{
+	const char *best  = NULL;
+	unsigned    bestd = SUGGEST_MAX + 1, d;
+	size_t      i;
+
+	for (i = 0; i < RMQ_CFG_NPK; i++) {
+		d = distance(key, len, rmq_schema_path_keys[i].name,
+		    strlen(rmq_schema_path_keys[i].name));
+		if (d < bestd) {
+			bestd = d;
+			best  = rmq_schema_path_keys[i].name;
+		}
+	}
+	if (bestd >= len)
+		best = NULL;
+	if (best != NULL && buflen > 0)
+		snprintf(buf, buflen, "%s", best);
+	return best != NULL;
+}
+
+int
 rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen)
 {
 	const char *best    = NULL;
@@ -881,6 +909,13 @@ rmq_schema_describe(const struct rmq_schema_key *k, char *buf, size_t buflen)
 int
 rmq_schema_set(const struct rmq_schema_key *k, struct rmq_config *cfg,
     const char *text, size_t len, char *what, size_t whatlen)
+{
+	return rmq_schema_set_in(k, cfg, text, len, what, whatlen);
+}
+
+int
+rmq_schema_set_in(const struct rmq_schema_key *k, void *cfg, const char *text,
+    size_t len, char *what, size_t whatlen)
 {
 	char              shown[RMQ_SCHEMA_ECHO_SIZE];
 	char              expect[RMQ_CFG_ERR_MAX];
@@ -979,7 +1014,14 @@ void
 rmq_schema_format(const struct rmq_schema_key *k,
     const struct rmq_config *cfg, char *buf, size_t buflen)
 {
-	const char *field = (const char *) cfg + k->offset;
+	rmq_schema_format_in(k, cfg, buf, buflen);
+}
+
+void
+rmq_schema_format_in(const struct rmq_schema_key *k, const void *base,
+    char *buf, size_t buflen)
+{
+	const char *field = (const char *) base + k->offset;
 	int64_t     v     = 0;
 	int         i;
 	size_t      z;

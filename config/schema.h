@@ -12,7 +12,7 @@
 
 #include "config.h"
 
-#define RMQ_SCHEMA_NKEYS     43 /* rows in rmq_schema[] */
+#define RMQ_SCHEMA_NKEYS     33 /* rows in rmq_schema[] */
 #define RMQ_SCHEMA_ECHO_SIZE 48 /* buffer for rmq_schema_echo() */
 
 enum rmq_schema_type {
@@ -54,6 +54,8 @@ struct rmq_schema_key {
 };
 
 extern const struct rmq_schema_key rmq_schema[RMQ_SCHEMA_NKEYS];
+/* The keys of a section of path keys (offsets into struct rmq_cfg_paths). */
+extern const struct rmq_schema_key rmq_schema_path_keys[RMQ_CFG_NPK];
 
 /* The row for a full dotted key, or NULL.  name need not be NUL-ended. */
 const struct rmq_schema_key *rmq_schema_find(const char *name, size_t len);
@@ -73,6 +75,10 @@ const char *rmq_schema_section(const char *name, size_t len);
  */
 int rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen);
 
+/* Did-you-mean among the keys of a section of path keys ("eagr_max"). */
+int rmq_schema_suggest_path_key(const char *key, size_t len, char *buf,
+    size_t buflen);
+
 /*
  * What a value of this key looks like, for messages: "an integer",
  * "a size (e.g. 65536, 64KiB)", "one of auto, shm, ...".
@@ -91,6 +97,12 @@ void rmq_schema_format(const struct rmq_schema_key *k,
  */
 int rmq_schema_set(const struct rmq_schema_key *k, struct rmq_config *cfg,
     const char *text, size_t len, char *what, size_t whatlen);
+
+/* The same into (from) any struct the row's offset is for. */
+int  rmq_schema_set_in(const struct rmq_schema_key *k, void *base,
+    const char *text, size_t len, char *what, size_t whatlen);
+void rmq_schema_format_in(const struct rmq_schema_key *k, const void *base,
+    char *buf, size_t buflen);
 
 /*
  * Copy user text into buf for quoting in a message: control bytes become

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmq_int.h"
+#include "caps.h"
+#include "rmq.h"
+#include "util.h"
+#include "wire.h"
 
 /* What the ring needs: writes ordered with each other and with sends. */
 #define RMQ_RING_ORDER (FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAW)
@@ -321,46 +324,25 @@ rmq_prov_available_list(char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
-/* Which config fields are a provider's knobs; (size_t)-1 = none. */
-#define NO_KNOB ((size_t) -1)
-static const struct {
-	const char *prov;
-	size_t      iface, domain;
-	const char *iface_key, *domain_key;
-	bool        iface_is_domain;
-} knob_rows[] = {
-	{"tcp", offsetof(struct rmq_config, tcp_iface), NO_KNOB,
-	 "tcp.interface", NULL, true},
-	{"sockets", offsetof(struct rmq_config, sockets_iface), NO_KNOB,
-	 "sockets.interface", NULL, true},
-	{"verbs", offsetof(struct rmq_config, verbs_iface),
-	 offsetof(struct rmq_config, verbs_domain), "verbs.interface",
-	 "verbs.domain", false},
-	{"efa", NO_KNOB, offsetof(struct rmq_config, efa_domain), NULL,
-	 "efa.domain", false},
-};
+/* A knob's value from the config; NULL when the knob is unset or absent. */
+static const char *
+knob(const struct rmq_config *cfg, const char *key)
+{
+	const char *v = key != NULL ? rmq_config_str(cfg, key) : NULL;
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
 
 void
 rmq_prov_knobs(const struct rmq_config *cfg, const struct rmq_prov *p,
                struct rmq_knobs *k)
 {
-	const char *base = (const char *) cfg;
-	size_t      i;
-
 	memset(k, 0, sizeof(*k));
 	if (cfg == NULL || p == NULL)
 		return;
-	for (i = 0; i < sizeof(knob_rows) / sizeof(knob_rows[0]); i++) {
-		if (strcmp(knob_rows[i].prov, p->name) != 0)
-			continue;
-		if (knob_rows[i].iface != NO_KNOB &&
-		    base[knob_rows[i].iface] != '\0')
-			k->iface = base + knob_rows[i].iface;
-		if (knob_rows[i].domain != NO_KNOB &&
-		    base[knob_rows[i].domain] != '\0')
-			k->domain = base + knob_rows[i].domain;
-		k->iface_key       = knob_rows[i].iface_key;
-		k->domain_key      = knob_rows[i].domain_key;
-		k->iface_is_domain = knob_rows[i].iface_is_domain;
-	}
+	k->iface           = knob(cfg, p->iface_key);
+	k->domain          = knob(cfg, p->domain_key);
+	k->iface_key       = p->iface_key;
+	k->domain_key      = p->domain_key;
+	k->iface_is_domain = (p->flags & RMQ_PROV_IFACE_DOMAIN) != 0;
 }

@@ -1,16 +1,22 @@
 /*
- * A socket's libfabric objects: endpoint, CQ, AV, multi-recv slabs and the
- * eager tx slots, opened at the first bind/connect and closed with the
- * socket.  Registration honours every mr_mode bit the provider returned.
+ * A socket's libfabric objects (ep.h): endpoint, CQ, AV and the multi-recv
+ * slabs, opened at the first bind/connect and closed with the socket.
+ * Registration honours every mr_mode bit the provider returned.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rmq_int.h"
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
 
-#define RMQ_NTX 32
+#include "ctx.h"
+#include "ep.h"
+#include "pattern.h"
+#include "select.h"
+#include "sock.h"
+#include "util.h"
 
 int
 rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
@@ -76,6 +82,34 @@ slab_idle(struct rmq_slab *sl)
 	return atomic_load(&sl->refs) == 1;
 }
 
+/*
+ * A slab's completion: a message landed in it (the socket's on_msg takes
+ * it), or the provider is done with it (FI_MULTI_RECV).
+ */
+static void
+slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
+{
+	struct rmq_socket *s  = owner;
+	struct rmq_slab   *sl = rmq_container_of(op, struct rmq_slab, op);
+	uint64_t           flags = e->flags;
+
+	if (e->err != 0) {
+		if (e->err != -FI_ECANCELED) {
+			s->stats.proto_errors++;
+			rmq_log(RMQ_LOG_WARN, "receive error: %s",
+			        fi_strerror(-e->err));
+		}
+		flags &= FI_MULTI_RECV;
+	}
+	if ((flags & FI_RECV) && e->buf != NULL && e->len > 0)
+		s->on_msg(s, sl, e->buf, e->len,
+		          (flags & FI_REMOTE_CQ_DATA) ? &e->data : NULL);
+	if (flags & FI_MULTI_RECV) {
+		sl->posted = false;
+		s->nposted--;
+	}
+}
+
 static int
 slab_post(struct rmq_socket *s, struct rmq_slab *sl)
 {
@@ -110,8 +144,7 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 	sl = calloc(1, sizeof(*sl));
 	if (sl == NULL)
 		return -RMQ_ENOMEM;
-	sl->op.kind = RMQ_OP_SLAB;
-	sl->sock    = s;
+	rmq_op_init(&sl->op, slab_done, RMQ_OP_F_RECV);
 	atomic_init(&sl->refs, 1); /* the socket's */
 	sl->size    = size;
 	/* On the domain's node; the slab keeps what its free needs. */
@@ -135,8 +168,8 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 	return 0;
 }
 
-int
-rmq_slabs_replenish(struct rmq_socket *s)
+static int
+slabs_replenish(struct rmq_socket *s)
 {
 	struct rmq_slab *sl, **pp;
 	int              rc = 0, spare = 0;
@@ -166,41 +199,6 @@ rmq_slabs_replenish(struct rmq_socket *s)
 		pp = &sl->next;
 	}
 	return rc;
-}
-
-static int
-tx_init(struct rmq_socket *s)
-{
-	int i, rc;
-
-	s->tx_slot = s->min_multi;
-	/* Ring messages are written from tx slots too. */
-	if (s->paths.ring_ok && s->tx_slot < RMQ_HDR_SIZE + s->paths.ring_cap)
-		s->tx_slot = RMQ_HDR_SIZE + s->paths.ring_cap;
-	if (s->tx_slot < RMQ_RTS_SIZE)
-		s->tx_slot = RMQ_RTS_SIZE;
-	s->tx_slot = (s->tx_slot + 63) & ~(size_t) 63;
-	s->ntx     = RMQ_NTX;
-	s->tx_mem  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place,
-	                            s->tx_slot * s->ntx, &s->tx_numa);
-	if (s->tx_mem == NULL)
-		return -RMQ_ENOMEM;
-	s->txs = calloc((size_t) s->ntx, sizeof(*s->txs));
-	if (s->txs == NULL)
-		return -RMQ_ENOMEM;
-	if (s->dom->caps.mr_local) {
-		rc = rmq_mr_reg(s, s->tx_mem, s->tx_slot * s->ntx, FI_SEND,
-		                &s->tx_mr, &s->tx_desc, NULL);
-		if (rc != 0)
-			return rc;
-	}
-	for (i = 0; i < s->ntx; i++) {
-		s->txs[i].op.kind   = RMQ_OP_TX;
-		s->txs[i].buf       = s->tx_mem + (size_t) i * s->tx_slot;
-		s->txs[i].next_free = s->tx_free;
-		s->tx_free          = &s->txs[i];
-	}
-	return 0;
 }
 
 static int
@@ -254,102 +252,33 @@ unique_name(struct rmq_socket *s)
 	return 0;
 }
 
-/* May this socket use path p?  Logs why not. */
-static int
-path_check(struct rmq_socket *s, int p, const char *what)
+/* After a CQ pass: keep cfg.slabs slabs posted. */
+static void
+slabs_after(void *owner)
 {
-	const char *why = NULL;
+	struct rmq_socket *s = owner;
 
-	if (!rmq_path_can(&s->dom->caps, p, &why) ||
-	    (p == RMQ_PATH_RING && !s->paths.ring_ok &&
-	     (why = "ring.slots is below 4 (no ring)") != NULL)) {
-		rmq_log(RMQ_LOG_ERROR, "%s: %s cannot carry %s: %s",
-		        what, s->prov->name, rmq_path_name(p), why);
-		return -RMQ_ENOTSUP;
-	}
-	return 0;
+	if (s->nposted < s->ctx->cfg.slabs && s->ep != NULL)
+		(void) slabs_replenish(s);
 }
 
 int
-rmq_sock_paths(struct rmq_socket *s)
+rmq_strict_desc(struct rmq_socket *s, const void *desc, const char *op)
 {
-	struct rmq_path_table *t = &s->paths;
-	int                    rc;
-
-	rmq_path_table_init(t, &s->dom->caps, &s->ctx->cfg, s->ops->cfg_pat);
-	rmq_path_table_named(t, &s->dom->caps, &s->ctx->cfg, s->name);
-	if (s->inject_max_opt != 0 && s->inject_max_opt < t->inject_max) {
-		t->inject_max = s->inject_max_opt;
-		t->src[RMQ_TH_INJECT] = RMQ_SRC_OPT;
-	}
-	if (s->eager_max_opt != 0) {
-		t->eager_max = s->eager_max_opt;
-		t->src[RMQ_TH_EAGER] = RMQ_SRC_OPT;
-	}
-	if (s->ring_max_set) {
-		t->ring_max = s->ring_max_opt;
-		t->src[RMQ_TH_RING] = RMQ_SRC_OPT;
-	}
-	if (s->rndv_path_opt != 0) {
-		t->rndv_path = s->rndv_path_opt;
-		t->src[RMQ_TH_RNDV] = RMQ_SRC_OPT;
-	}
-	if (s->force_opt != -2) {
-		t->force = s->force_opt;
-		t->src[RMQ_TH_FORCE] = RMQ_SRC_OPT;
-	}
-	rmq_path_table_fix(t, &s->dom->caps);
-	/* Asked for and impossible here: say so now, not at the first send. */
-	rc = path_check(s, t->rndv_path, "rendezvous path");
-	if (rc == 0 && t->force >= 0)
-		rc = path_check(s, t->force, "forced path");
-	return rc;
+	if (!s->dom->caps.strict || desc != NULL)
+		return 0;
+	rmq_log(RMQ_LOG_ERROR,
+	        "strict mode: %s posted without a memory descriptor "
+	        "(FI_MR_LOCAL)",
+	        op);
+	return -RMQ_EPROTO;
 }
 
-/*
- * Will this socket mix the ring with other paths?  Then it needs a domain
- * that orders writes with sends, asked for only then (caps.c says why).
- */
-bool
-rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
-               const char *name, int pat, size_t eager_opt, bool ring_set,
-               size_t ring_opt)
+int
+rmq_ep_paths(struct rmq_socket *s)
 {
-	const struct rmq_cfg_named *nd = rmq_config_named(cfg, name);
-	size_t                      eager, ring;
-
-	if (cfg->ring_slots < 4)
-		return false;
-	/* The limits as the table will have them (select.c), roughly:
-	 * socket option, name section, pattern section, file or
-	 * environment, row. */
-	eager = eager_opt;
-	if (eager == 0 && nd != NULL)
-		eager = nd->p.eager_max;
-	if (eager == 0 && pat >= 0 && pat < RMQ_CFG_NPAT)
-		eager = cfg->pat[pat].eager_max;
-	if (eager == 0)
-		eager = cfg->eager_max;
-	if (eager == 0)
-		eager = prov->eager_max;
-	if (ring_set)
-		ring = ring_opt;
-	else if (nd != NULL && nd->p.ring_max > 0)
-		ring = nd->p.ring_max;
-	else if (pat >= 0 && pat < RMQ_CFG_NPAT && cfg->pat[pat].ring_max > 0)
-		ring = cfg->pat[pat].ring_max;
-	else
-		ring = cfg->ring_max > 0 ? cfg->ring_max : prov->ring_max;
-	/* A ring range only if it starts above the eager one. */
-	return ring > eager;
-}
-
-static bool
-wants_ring(const struct rmq_socket *s, const struct rmq_prov *prov)
-{
-	return rmq_wants_ring(&s->ctx->cfg, prov, s->name, s->ops->cfg_pat,
-	                      s->eager_max_opt, s->ring_max_set,
-	                      s->ring_max_opt);
+	return rmq_path_table_build(&s->paths, &s->dom->caps, &s->ctx->cfg,
+	                            s->pat->section, s->name, &s->popts);
 }
 
 int
@@ -363,13 +292,16 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 	if (s->ep != NULL)
 		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
 	s->prov = prov;
-	rc      = rmq_dom_get(s->ctx, prov, node, wants_ring(s, prov), &s->dom,
-	                      &s->info);
+	rc      = rmq_dom_get(s->ctx, prov, node,
+	                      rmq_wants_ring(&s->ctx->cfg, prov,
+	                                     s->pat->section, s->name,
+	                                     &s->popts),
+	                      &s->dom, &s->info);
 	if (rc != 0) {
 		s->prov = NULL;
 		return rc;
 	}
-	rc = rmq_sock_paths(s);
+	rc = rmq_ep_paths(s);
 	if (rc != 0) {
 		rmq_ep_close(s);
 		return rc;
@@ -405,9 +337,9 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
 		               sizeof(s->min_multi));
 	if (rc == 0)
-		rc = tx_init(s);
+		rc = slabs_replenish(s);
 	if (rc == 0)
-		rc = rmq_slabs_replenish(s);
+		rc = rmq_reactor_after(&s->reactor, slabs_after);
 	if (rc == 0) {
 		len = sizeof(s->fabaddr);
 		rc  = fi_getname(&s->ep->fid, s->fabaddr, &len);
@@ -451,20 +383,11 @@ rmq_ep_close(struct rmq_socket *s)
 		 * still points into it frees it with the last reference. */
 		if (sl->mr != NULL)
 			fi_close(&sl->mr->fid);
-		sl->mr   = NULL;
-		sl->sock = NULL;
+		sl->mr = NULL;
 		rmq_slab_unref(sl);
 	}
 	s->slabs   = NULL;
 	s->nposted = 0;
-	if (s->tx_mr != NULL)
-		fi_close(&s->tx_mr->fid);
-	s->tx_mr = NULL;
-	rmq_numa_free(s->tx_mem, &s->tx_numa);
-	free(s->txs);
-	s->tx_mem  = NULL;
-	s->txs     = NULL;
-	s->tx_free = NULL;
 	if (s->info != NULL)
 		fi_freeinfo(s->info);
 	s->info = NULL;

@@ -6,7 +6,8 @@
  */
 #include <stdlib.h>
 
-#include "rmq_int.h"
+#include "ep.h"
+#include "msg.h"
 
 rmq_msg *
 rmq_msg_new_heap(size_t size)

@@ -33,7 +33,9 @@
 #include <unistd.h>
 
 #include "rmq_config.h"
-#include "rmq_int.h"
+#include "numa.h"
+#include "rmq.h"
+#include "util.h"
 
 #if RMQ_HAVE_HWLOC
 #include <hwloc.h>

@@ -1,154 +1,365 @@
 /*
- * The progress engine: drains the socket's CQ, dispatches completions to
- * the slab, tx and read state machines, and every millisecond polls the
- * control channels (new peers, goodbyes, deaths).
+ * The reactor (progress.h): drains the CQ and hands each completion to the
+ * operation that was posted with it, polls registered file descriptors
+ * about every millisecond, and runs timers.
  *
- * Waiting spins first: on this class of machine waking a sleeping process on
- * another CPU costs ~57 us, 50x a busy-poll round trip.  After spin_us it
- * sleeps in poll() on the CQ wait fd (after fi_trywait) and the control fds,
- * or, where the provider has no wait fd (shm), in short sleeps that back off
- * from 10 us to 1 ms.
+ * Waiting spins first: on this class of machine waking a sleeping process
+ * on another CPU costs ~57 us, 50x a busy-poll round trip.  After spin_us
+ * it sleeps in poll() on the CQ wait fd (after fi_trywait) and the
+ * sources, or, where the provider has no wait fd (shm), in short sleeps
+ * that back off from 10 us to 1 ms, then in poll() on the sources.
  */
-#include <sched.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "rmq_int.h"
+#include <rdma/fi_errno.h>
 
-#define RMQ_CQ_BATCH      16
-#define RMQ_CTRL_POLL_NS  1000000 /* control channels every 1 ms */
-#define RMQ_SLEEP_MAX_MS  100
+#include "progress.h"
+#include "rmq.h"
+#include "util.h"
+
+#define RMQ_CQ_BATCH     16
+#define RMQ_POLL_NS      1000000 /* sources every 1 ms while progressing */
+#define RMQ_SLEEP_MAX_MS 100
+#define RMQ_POLL_STACK   64
+
+void
+rmq_reactor_init(struct rmq_reactor *r, void *owner)
+{
+	memset(r, 0, sizeof(*r));
+	r->owner = owner;
+	r->cq_fd = -1;
+	pthread_mutex_init(&r->mu, NULL);
+}
+
+void
+rmq_reactor_fini(struct rmq_reactor *r)
+{
+	free(r->srcs);
+	r->srcs  = NULL;
+	r->nsrcs = r->srcs_cap = 0;
+	r->timers = NULL;
+	pthread_mutex_destroy(&r->mu);
+}
+
+void
+rmq_reactor_set_cq(struct rmq_reactor *r, struct fid_cq *cq, int cq_fd,
+                   struct fid_fabric *fabric, bool rx_cq_data)
+{
+	r->cq         = cq;
+	r->cq_fd      = cq != NULL ? cq_fd : -1;
+	r->fabric     = fabric;
+	r->rx_cq_data = rx_cq_data;
+}
+
+int
+rmq_reactor_after(struct rmq_reactor *r, void (*fn)(void *owner))
+{
+	int i;
+
+	for (i = 0; i < r->nafter; i++)
+		if (r->after[i] == fn)
+			return 0; /* once is enough */
+	if (r->nafter == RMQ_REACTOR_AFTER_MAX)
+		return -RMQ_ENOMEM;
+	r->after[r->nafter++] = fn;
+	return 0;
+}
+
+/* ---- sources and timers ---- */
+
+int
+rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
+               void (*ready)(struct rmq_source *, short, void *))
+{
+	struct rmq_source **n;
+	int                 cap;
+
+	if (r->nsrcs == r->srcs_cap) {
+		cap = r->srcs_cap ? 2 * r->srcs_cap : 16;
+		n   = realloc(r->srcs, (size_t) cap * sizeof(*n));
+		if (n == NULL)
+			return -RMQ_ENOMEM;
+		r->srcs     = n;
+		r->srcs_cap = cap;
+	}
+	src->fd    = fd;
+	src->ready = ready;
+	src->idx   = r->nsrcs;
+	r->srcs[r->nsrcs++] = src;
+	return 0;
+}
+
+/* Drop removed sources from the table (not while dispatching). */
+static void
+sources_compact(struct rmq_reactor *r)
+{
+	int i, j;
+
+	for (i = 0, j = 0; i < r->nsrcs; i++)
+		if (r->srcs[i] != NULL) {
+			r->srcs[j]      = r->srcs[i];
+			r->srcs[j]->idx = j;
+			j++;
+		}
+	r->nsrcs = j;
+}
+
+void
+rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
+{
+	if (src->idx < 0 || src->idx >= r->nsrcs || r->srcs[src->idx] != src)
+		return;
+	r->srcs[src->idx] = NULL;
+	src->idx          = -1;
+	if (r->dispatching == 0)
+		sources_compact(r);
+}
+
+void
+rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
+              void (*run)(struct rmq_timer *, int64_t, void *))
+{
+	t->run   = run;
+	t->when  = INT64_MAX;
+	t->next  = r->timers;
+	t->armed = true;
+	r->timers = t;
+}
+
+void
+rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t)
+{
+	struct rmq_timer **pp;
+
+	for (pp = &r->timers; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	t->armed = false;
+}
 
 static void
-on_slab(struct rmq_socket *s, struct rmq_slab *sl, uint64_t flags,
-        void *buf, size_t len, const uint64_t *data)
+timers_run(struct rmq_reactor *r)
 {
-	if ((flags & FI_RECV) && buf != NULL && len > 0)
-		rmq_xfer_rx(s, sl, buf, len, data);
-	if (flags & FI_MULTI_RECV) {
-		/* The provider is done with this slab. */
-		sl->posted = false;
-		s->nposted--;
+	struct rmq_timer *t, *next;
+	int64_t           now = rmq_now_ns();
+
+	/* A timer may remove itself while it runs, not another one. */
+	for (t = r->timers; t != NULL; t = next) {
+		next = t->next;
+		t->run(t, now, r->owner);
 	}
 }
 
-static void
-on_tx(struct rmq_socket *s, struct rmq_tx *tx, int err)
+static int64_t
+timers_next(const struct rmq_reactor *r)
 {
-	struct rmq_peer *p = tx->peer;
+	const struct rmq_timer *t;
+	int64_t                 when = INT64_MAX;
 
-	tx->peer      = NULL;
-	tx->next_free = s->tx_free;
-	s->tx_free    = tx;
-	s->inflight--;
-	if (p == NULL)
-		return;
-	p->pending--;
-	if (err != 0)
-		rmq_peer_fail(s, p, err, "send failed");
-	else
-		rmq_peer_reap(s, p);
+	for (t = r->timers; t != NULL; t = t->next)
+		if (t->when < when)
+			when = t->when;
+	return when;
+}
+
+/* Call the sources of r whose fds in fds[0..n) (built by add_sources)
+ * are ready; n counts r's entries.  Returns the events. */
+static int
+sources_dispatch(struct rmq_reactor *r, const struct pollfd *fds,
+                 const int *idx, int n)
+{
+	struct rmq_source *src;
+	int                i, events = 0;
+
+	r->dispatching++;
+	for (i = 0; i < n; i++) {
+		if (fds[i].revents == 0 || idx[i] < 0 || idx[i] >= r->nsrcs)
+			continue;
+		src = r->srcs[idx[i]];
+		if (src == NULL || src->fd != fds[i].fd)
+			continue; /* removed meanwhile */
+		src->ready(src, fds[i].revents, r->owner);
+		events++;
+	}
+	if (--r->dispatching == 0)
+		sources_compact(r);
+	return events;
+}
+
+/*
+ * The poll set of several reactors and foreign fds: per reactor its
+ * sources, then (with_cq) its CQ wait fd; then the foreign fds.
+ */
+struct pollset {
+	struct pollfd  stack_fds[RMQ_POLL_STACK];
+	int            stack_idx[RMQ_POLL_STACK];
+	struct pollfd *fds;
+	int           *idx;  /* source index, -1 for a CQ fd or foreign */
+	int           *nsrc; /* per reactor: its entries (sources + CQ) */
+	int            n;
+};
+
+static int
+pollset_build(struct pollset *ps, struct rmq_reactor *const *rs, int nr,
+              bool with_cq, const struct pollfd *foreign, int nfds,
+              int *nsrc)
+{
+	int i, j, cap = nfds;
+
+	for (i = 0; i < nr; i++)
+		cap += rs[i]->nsrcs + 1;
+	ps->fds  = ps->stack_fds;
+	ps->idx  = ps->stack_idx;
+	ps->nsrc = nsrc;
+	if (cap > RMQ_POLL_STACK) {
+		ps->fds = calloc((size_t) cap, sizeof(*ps->fds));
+		ps->idx = calloc((size_t) cap, sizeof(*ps->idx));
+		if (ps->fds == NULL || ps->idx == NULL) {
+			free(ps->fds);
+			free(ps->idx);
+			return -RMQ_ENOMEM;
+		}
+	}
+	ps->n = 0;
+	for (i = 0; i < nr; i++) {
+		struct rmq_reactor *r = rs[i];
+		int                 start = ps->n;
+
+		for (j = 0; j < r->nsrcs; j++) {
+			if (r->srcs[j] == NULL)
+				continue;
+			ps->fds[ps->n] = (struct pollfd){.fd = r->srcs[j]->fd,
+			                                 .events = POLLIN};
+			ps->idx[ps->n++] = j;
+		}
+		if (with_cq && r->cq_fd >= 0) {
+			ps->fds[ps->n] = (struct pollfd){.fd = r->cq_fd,
+			                                 .events = POLLIN};
+			ps->idx[ps->n++] = -1;
+		}
+		nsrc[i] = ps->n - start;
+	}
+	for (j = 0; j < nfds; j++) {
+		ps->fds[ps->n]   = foreign[j];
+		ps->fds[ps->n].revents = 0;
+		ps->idx[ps->n++] = -1;
+	}
+	return 0;
 }
 
 static void
-on_read(struct rmq_read_op *ro, int err)
+pollset_free(struct pollset *ps)
 {
-	if (err != 0 && ro->rd->status == 0)
-		ro->rd->status = err;
-	ro->rd->pending--;
+	if (ps->fds != ps->stack_fds) {
+		free(ps->fds);
+		free(ps->idx);
+	}
+}
+
+/*
+ * Poll the sources of rs (and with_cq their CQ wait fds) and the foreign
+ * fds for up to timeout_ms, call the ready sources, run every reactor's
+ * timers.  Returns the events handled.
+ */
+static int
+poll_round(struct rmq_reactor *const *rs, int nr, bool with_cq,
+           struct pollfd *foreign, int nfds, int timeout_ms)
+{
+	struct pollset ps;
+	int            nsrc_stack[8], *nsrc = nsrc_stack;
+	int            i, off, rc, events = 0;
+
+	if (nr > 8 && (nsrc = calloc((size_t) nr, sizeof(*nsrc))) == NULL)
+		return 0;
+	if (pollset_build(&ps, rs, nr, with_cq, foreign, nfds, nsrc) != 0)
+		goto out;
+	/* With nothing to poll, poll() is a sleep of timeout_ms. */
+	rc = poll(ps.fds, (nfds_t) ps.n, timeout_ms);
+	for (i = 0; i < nfds; i++)
+		foreign[i].revents = rc > 0 ? ps.fds[ps.n - nfds + i].revents : 0;
+	for (i = 0, off = 0; i < nr; off += nsrc[i], i++) {
+		if (rc > 0)
+			events += sources_dispatch(rs[i], ps.fds + off,
+			                           ps.idx + off, nsrc[i]);
+		timers_run(rs[i]);
+	}
+	pollset_free(&ps);
+out:
+	if (nsrc != nsrc_stack)
+		free(nsrc);
+	return events;
+}
+
+/* ---- the CQ ---- */
+
+/* Only at the target: the sockets provider also flags our own
+ * writedata's completion with FI_REMOTE_CQ_DATA (with FI_WRITE),
+ * measured. */
+static bool
+is_remote_write(uint64_t flags, int err)
+{
+	return (flags & FI_REMOTE_CQ_DATA) && err == 0 &&
+	       !(flags & (FI_WRITE | FI_SEND | FI_READ)) &&
+	       (!(flags & FI_RECV) || (flags & (FI_RMA | FI_REMOTE_WRITE)));
 }
 
 static void
-dispatch(struct rmq_socket *s, void *ctx, uint64_t flags, void *buf,
-         size_t len, uint64_t data, int err)
+dispatch(struct rmq_reactor *r, void *ctx, const struct rmq_cqe *e)
 {
 	struct rmq_op *op = ctx;
 
-	/*
-	 * A peer's writedata landed.  Only at the target: the sockets
-	 * provider also flags our own writedata's completion with
-	 * FI_REMOTE_CQ_DATA (with FI_WRITE), measured.
-	 */
-	if ((flags & FI_REMOTE_CQ_DATA) && err == 0 &&
-	    !(flags & (FI_WRITE | FI_SEND | FI_READ)) &&
-	    (!(flags & FI_RECV) || (flags & (FI_RMA | FI_REMOTE_WRITE)))) {
-		rmq_xfer_imm(s, data);
+	if (is_remote_write(e->flags, e->err)) {
+		if (r->on_imm != NULL)
+			r->on_imm(r->owner, e->data);
 		/*
 		 * op_context is ours only where the provider consumed one of
 		 * our receives for it (FI_RX_CQ_DATA in the mode it returned);
 		 * shm 1.17 puts a foreign value there otherwise (measured).
 		 */
-		if ((s->dom->caps.mode & FI_RX_CQ_DATA) && op != NULL &&
-		    op->kind == RMQ_OP_SLAB)
-			on_slab(s, (struct rmq_slab *) op,
-			        flags & FI_MULTI_RECV, NULL, 0, NULL);
+		if (r->rx_cq_data && op != NULL && (op->flags & RMQ_OP_F_RECV)) {
+			struct rmq_cqe only = {.flags = e->flags & FI_MULTI_RECV};
+
+			op->done(op, &only, r->owner);
+		}
 		return;
 	}
 	if (op == NULL) {
-		/*
-		 * shm 1.17's fast RMA path reports a failed read (a peer's
-		 * bad address or key) with no context, synchronously inside
-		 * fi_read: it can only be the fetch under way, and nothing
-		 * will complete that op later.
-		 */
-		if (err != 0 && s->cur_read != NULL) {
-			rmq_log(RMQ_LOG_WARN,
-			        "rendezvous read failed: %s (no context)",
-			        fi_strerror(-err));
-			s->cur_read->status  = err;
-			s->cur_read->pending = 0;
-			s->cur_read->orphaned = true;
-		}
+		if (e->err != 0 && r->orphan != NULL)
+			r->orphan->done(r->orphan, e, r->owner);
+		else if (e->err != 0)
+			rmq_log(RMQ_LOG_WARN, "completion error without a "
+			        "context: %s", fi_strerror(-e->err));
 		return;
 	}
-	switch (op->kind) {
-	case RMQ_OP_SLAB:
-		if (err != 0) {
-			if (err != -FI_ECANCELED) {
-				s->stats.proto_errors++;
-				rmq_log(RMQ_LOG_WARN, "receive error: %s",
-				        fi_strerror(-err));
-			}
-			on_slab(s, (struct rmq_slab *) op,
-			        flags & FI_MULTI_RECV, NULL, 0, NULL);
-			break;
-		}
-		on_slab(s, (struct rmq_slab *) op, flags, buf, len,
-		        (flags & FI_REMOTE_CQ_DATA) ? &data : NULL);
-		break;
-	case RMQ_OP_TX:
-		on_tx(s, (struct rmq_tx *) op, err);
-		break;
-	case RMQ_OP_READ:
-		on_read((struct rmq_read_op *) op, err);
-		break;
-	case RMQ_OP_TSEND:
-		rmq_rndv_tsend_done(s, (struct rmq_rndv_tx *) op, err);
-		break;
-	case RMQ_OP_WRITE:
-		rmq_xfer_write_done(s, (struct rmq_write_op *) op, err);
-		break;
-	default:
-		break;
-	}
+	op->done(op, e, r->owner);
 }
 
 int
-rmq_progress_cq(struct rmq_socket *s)
+rmq_reactor_drain(struct rmq_reactor *r)
 {
 	struct fi_cq_data_entry ent[RMQ_CQ_BATCH];
 	struct fi_cq_err_entry  err;
+	struct rmq_cqe          e;
 	ssize_t                 n;
-	int                     i, e, total = 0;
+	int                     i, total = 0;
 
-	if (s->cq == NULL)
+	if (r->cq == NULL)
 		return 0;
 	for (;;) {
-		n = fi_cq_read(s->cq, ent, RMQ_CQ_BATCH);
+		n = fi_cq_read(r->cq, ent, RMQ_CQ_BATCH);
 		if (n > 0) {
-			for (i = 0; i < n; i++)
-				dispatch(s, ent[i].op_context, ent[i].flags,
-				         ent[i].buf, ent[i].len, ent[i].data, 0);
+			for (i = 0; i < n; i++) {
+				e = (struct rmq_cqe){.flags = ent[i].flags,
+				                     .buf   = ent[i].buf,
+				                     .len   = ent[i].len,
+				                     .data  = ent[i].data};
+				dispatch(r, ent[i].op_context, &e);
+			}
 			total += (int) n;
 			if (n < RMQ_CQ_BATCH)
 				break;
@@ -156,13 +367,14 @@ rmq_progress_cq(struct rmq_socket *s)
 		}
 		if (n == -FI_EAVAIL) {
 			memset(&err, 0, sizeof(err));
-			if (fi_cq_readerr(s->cq, &err, 0) != 1)
+			if (fi_cq_readerr(r->cq, &err, 0) != 1)
 				break;
 			/* Some providers (shm 1.17's fast RMA) put a negative
 			 * code in err.err: normalise, and never let it be 0. */
-			e = (int) err.err;
-			e = e > 0 ? -e : e == 0 ? -FI_EIO : e;
-			dispatch(s, err.op_context, err.flags, NULL, 0, 0, e);
+			e     = (struct rmq_cqe){.flags = err.flags};
+			e.err = (int) err.err;
+			e.err = e.err > 0 ? -e.err : e.err == 0 ? -FI_EIO : e.err;
+			dispatch(r, err.op_context, &e);
 			total++;
 			continue;
 		}
@@ -171,40 +383,29 @@ rmq_progress_cq(struct rmq_socket *s)
 			        fi_strerror((int) -n));
 		break;
 	}
-	if (s->nposted < s->ctx->cfg.slabs && s->ep != NULL)
-		(void) rmq_slabs_replenish(s);
-	if (s->cts_pending > 0)
-		rmq_xfer_post_tsends(s);
+	for (i = 0; i < r->nafter; i++)
+		r->after[i](r->owner);
 	return total;
 }
 
-static void
-closing_peers(struct rmq_socket *s, int64_t now)
-{
-	int i;
-
-	for (i = 0; i < s->peers_cap; i++)
-		if (s->peers[i] != NULL)
-			rmq_ctrl_closing(s, s->peers[i], now);
-}
-
 int
-rmq_progress(struct rmq_socket *s)
+rmq_reactor_progress(struct rmq_reactor *r)
 {
-	int     n = rmq_progress_cq(s);
+	int     n = rmq_reactor_drain(r);
 	int64_t now;
 
 	/* The clock costs as much as an empty CQ poll: look every 32nd. */
-	if ((++s->ticks & 31) != 0)
+	if ((++r->ticks & 31) != 0)
 		return n;
 	now = rmq_now_ns();
-	if (now >= s->next_ctrl_poll) {
-		s->next_ctrl_poll = now + RMQ_CTRL_POLL_NS;
-		n += rmq_ctrl_poll(s, 0);
-		closing_peers(s, now);
+	if (now >= r->next_poll) {
+		r->next_poll = now + RMQ_POLL_NS;
+		n += poll_round(&r, 1, false, NULL, 0, 0);
 	}
 	return n;
 }
+
+/* ---- waiting ---- */
 
 void
 rmq_waiter_init(struct rmq_waiter *w, int timeout_ms)
@@ -226,13 +427,33 @@ cpu_relax(void)
 #endif
 }
 
-int
-rmq_wait_idle(struct rmq_socket *s, struct rmq_waiter *w)
+/* All of rs have a CQ wait fd, and fi_trywait says it is safe to sleep. */
+static bool
+can_sleep_on_fds(struct rmq_reactor *const *rs, int nr)
 {
-	int64_t         now, left;
-	struct fid     *fids[1];
+	struct fid *fids[1];
+	int         i;
+
+	for (i = 0; i < nr; i++) {
+		if (rs[i]->cq == NULL)
+			continue; /* nothing to wake us but its sources */
+		if (rs[i]->cq_fd < 0)
+			return false;
+		fids[0] = &rs[i]->cq->fid;
+		if (fi_trywait(rs[i]->fabric, fids, 1) != 0)
+			return false;
+	}
+	return true;
+}
+
+static int
+idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
+          struct rmq_waiter *w)
+{
+	int64_t         now, left, next = INT64_MAX, t;
 	struct timespec ts;
-	int             ms;
+	bool            have_cq = false, fd_wait = true;
+	int             ms, i;
 
 	/*
 	 * Spinning: read the clock only every 64th time round, and no pause
@@ -249,32 +470,100 @@ rmq_wait_idle(struct rmq_socket *s, struct rmq_waiter *w)
 	}
 	if (now >= w->deadline)
 		return -RMQ_EAGAIN;
-	if (now - w->start < (int64_t) s->spin_us * 1000) {
+	if (now - w->start < (int64_t) rs[0]->spin_us * 1000) {
+		if (nfds > 0)
+			(void) poll_round(rs, 0, false, fds, nfds, 0);
 		cpu_relax();
 		return 0;
 	}
 	left = w->deadline - now;
 	ms   = left / 1000000 > RMQ_SLEEP_MAX_MS ? RMQ_SLEEP_MAX_MS
 	                                         : (int) (left / 1000000) + 1;
-	if (s->cq_fd >= 0) {
-		fids[0] = &s->cq->fid;
-		if (fi_trywait(s->dom->fabric, fids, 1) == 0) {
-			s->next_ctrl_poll = now + RMQ_CTRL_POLL_NS;
-			(void) rmq_ctrl_poll(s, ms);
-			closing_peers(s, rmq_now_ns());
+	for (i = 0; i < nr; i++) {
+		t = timers_next(rs[i]);
+		next = t < next ? t : next;
+		have_cq = have_cq || rs[i]->cq != NULL;
+		fd_wait = fd_wait && (rs[i]->cq == NULL || rs[i]->cq_fd >= 0);
+	}
+	if (next != INT64_MAX && (next - now) / 1000000 + 1 < ms)
+		ms = next > now ? (int) ((next - now) / 1000000) + 1 : 1;
+	if (fd_wait) {
+		if (!have_cq || can_sleep_on_fds(rs, nr)) {
+			for (i = 0; i < nr; i++)
+				rs[i]->next_poll = now + RMQ_POLL_NS;
+			(void) poll_round(rs, nr, true, fds, nfds, ms);
 		}
 		return 0;
 	}
-	/* No wait fd: short sleeps, growing; control fds on the way. */
+	/* No wait fd: short sleeps, growing; the sources on the way. */
 	if (w->backoff_us >= 1000) {
-		s->next_ctrl_poll = now + RMQ_CTRL_POLL_NS;
-		(void) rmq_ctrl_poll(s, 1);
-		closing_peers(s, rmq_now_ns());
+		for (i = 0; i < nr; i++)
+			rs[i]->next_poll = now + RMQ_POLL_NS;
+		(void) poll_round(rs, nr, false, fds, nfds, 1);
 		return 0;
 	}
+	if (nfds > 0)
+		(void) poll_round(rs, 0, false, fds, nfds, 0);
 	ts.tv_sec  = 0;
 	ts.tv_nsec = (long) w->backoff_us * 1000;
 	nanosleep(&ts, NULL);
 	w->backoff_us *= 2;
 	return 0;
+}
+
+int
+rmq_reactor_idle(struct rmq_reactor *r, struct rmq_waiter *w)
+{
+	return idle_many(&r, 1, NULL, 0, w);
+}
+
+int
+rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
+              int nfds, struct rmq_waiter *w, unsigned flags,
+              rmq_cond_fn cond, void *arg)
+{
+	int i, n, rc;
+
+	for (;;) {
+		rc = cond(arg);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+		for (i = 0, n = 0; i < nr; i++)
+			n += rmq_reactor_progress(rs[i]);
+		if (n > 0)
+			continue;
+		if (flags & RMQ_WAIT_IDLE) {
+			for (i = 0; i < nr; i++)
+				if (rs[i]->idle != NULL)
+					rs[i]->idle(rs[i]->owner);
+			rc = cond(arg);
+			if (rc != 0)
+				return rc > 0 ? 0 : rc;
+		}
+		if (idle_many(rs, nr, fds, nfds, w) != 0)
+			return -RMQ_EAGAIN;
+	}
+}
+
+int
+rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
+               rmq_cond_fn cond, void *arg)
+{
+	int rc;
+
+	for (;;) {
+		rc = cond(arg);
+		if (rc != 0)
+			return rc > 0 ? 0 : rc;
+		if (rmq_reactor_progress(r) > 0)
+			continue;
+		if ((flags & RMQ_WAIT_IDLE) && r->idle != NULL) {
+			r->idle(r->owner);
+			rc = cond(arg);
+			if (rc != 0)
+				return rc > 0 ? 0 : rc;
+		}
+		if (rmq_reactor_idle(r, w) != 0)
+			return -RMQ_EAGAIN;
+	}
 }

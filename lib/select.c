@@ -12,14 +12,27 @@
  *
  * Each threshold comes, in increasing precedence, from the provider row
  * (measured, in providers/) or fi_info, the YAML file (or an rmq_tune
- * file), the environment, the pattern's own section of the file, the
- * section for the socket's name (thresholds.sockets.NAME), and socket
- * options; the table remembers which, and rmq_info prints it.
+ * file), the environment, the pattern's own section of the file
+ * (thresholds.SECTION, named by the pattern), the section for the socket's
+ * name (thresholds.sockets.NAME), and socket options; the table remembers
+ * which, and rmq_info prints it.  This file is the only place that order
+ * is written down: the socket's table and the domain's write ordering
+ * (rmq_wants_ring) both come from it.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "rmq_int.h"
+#include "rmq.h"
+#include "select.h"
+#include "util.h"
+#include "wire.h"
+
+_Static_assert((int) RMQ_TH_INJECT == (int) RMQ_CFG_PK_INJECT &&
+                   (int) RMQ_TH_EAGER == (int) RMQ_CFG_PK_EAGER &&
+                   (int) RMQ_TH_RING == (int) RMQ_CFG_PK_RING &&
+                   (int) RMQ_TH_RNDV == (int) RMQ_CFG_PK_RNDV &&
+                   (int) RMQ_TH_FORCE == (int) RMQ_CFG_PK_PATH,
+               "a section's keys index the table's sources");
 
 const char *
 rmq_src_name(int src)
@@ -64,15 +77,19 @@ cfg_src(const struct rmq_config *cfg, const char *key)
 	}
 }
 
-/* The source of a pattern section's key: thresholds.pair.eager_max ... */
+/* The source of one key of a pattern's section. */
 static int
-pat_src(const struct rmq_config *cfg, int pat, const char *key)
+sect_src(const struct rmq_config *cfg, const struct rmq_cfg_section *sc,
+         int key)
 {
-	static const char *const names[RMQ_CFG_NPAT] = {"pair", "reqrep"};
-	char                     full[64];
-
-	snprintf(full, sizeof(full), "thresholds.%s.%s", names[pat], key);
-	return cfg_src(cfg, full);
+	switch (sc->src[key]) {
+	case RMQ_CFG_SRC_FILE:
+		return cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
+	case RMQ_CFG_SRC_ENV:
+		return RMQ_SRC_ENV;
+	default:
+		return RMQ_SRC_ROW;
+	}
 }
 
 static size_t
@@ -122,15 +139,14 @@ apply_section(struct rmq_path_table *t, const struct rmq_caps *c,
 
 void
 rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
-                    const struct rmq_config *cfg, int pat)
+                    const struct rmq_config *cfg, const char *section)
 {
-	const struct rmq_cfg_paths *pp = NULL;
-	const struct rmq_prov      *row = c->prov;
-	uint8_t                     src[RMQ_TH_COUNT];
+	const struct rmq_cfg_section *sc  = rmq_config_section(cfg, section);
+	const struct rmq_prov        *row = c->prov;
+	uint8_t                       src[RMQ_TH_COUNT];
+	int                           k;
 
 	memset(t, 0, sizeof(*t));
-	if (cfg != NULL && pat >= 0 && pat < RMQ_CFG_NPAT)
-		pp = &cfg->pat[pat];
 
 	t->inject     = c->inject;
 	t->inject_max = c->inject_data ? c->inject_data_max : c->inject_max;
@@ -185,15 +201,13 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	                                     : RMQ_SRC_ROW;
 
 	/* The pattern's own section (from the file or RMQ_THRESHOLDS_...). */
-	if (pp != NULL) {
-		src[RMQ_TH_INJECT] = pat_src(cfg, pat, "inject_max");
-		src[RMQ_TH_EAGER]  = pat_src(cfg, pat, "eager_max");
-		src[RMQ_TH_RING]   = pat_src(cfg, pat, "ring_max");
-		src[RMQ_TH_RNDV]   = pat_src(cfg, pat, "rndv");
-		src[RMQ_TH_FORCE]  = pat_src(cfg, pat, "path");
+	if (sc != NULL) {
+		/* RMQ_TH_* and RMQ_CFG_PK_* name the five keys alike. */
+		for (k = 0; k < RMQ_TH_COUNT; k++)
+			src[k] = (uint8_t) sect_src(cfg, sc, k);
 		/* A file shared by providers: a rendezvous path this one
 		 * lacks is passed over, not refused. */
-		apply_section(t, c, pp, src, true);
+		apply_section(t, c, &sc->p, src, true);
 	}
 	rmq_path_table_fix(t, c);
 }
@@ -202,7 +216,7 @@ void
 rmq_path_table_named(struct rmq_path_table *t, const struct rmq_caps *c,
                      const struct rmq_config *cfg, const char *name)
 {
-	const struct rmq_cfg_named *nd = rmq_config_named(cfg, name);
+	const struct rmq_cfg_section *nd = rmq_config_named(cfg, name);
 	uint8_t                     src[RMQ_TH_COUNT];
 
 	if (nd == NULL)
@@ -231,6 +245,101 @@ rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
 	}
 	if (t->ring_max > t->ring_cap)
 		t->ring_max = t->ring_cap;
+}
+
+void
+rmq_path_opts_init(struct rmq_path_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->force = -2;
+}
+
+void
+rmq_path_table_opts(struct rmq_path_table *t, const struct rmq_path_opts *o)
+{
+	if (o == NULL)
+		return;
+	if (o->inject_max != 0 && o->inject_max < t->inject_max) {
+		t->inject_max = o->inject_max;
+		t->src[RMQ_TH_INJECT] = RMQ_SRC_OPT;
+	}
+	if (o->eager_max != 0) {
+		t->eager_max = o->eager_max;
+		t->src[RMQ_TH_EAGER] = RMQ_SRC_OPT;
+	}
+	if (o->ring_max_set) {
+		t->ring_max = o->ring_max;
+		t->src[RMQ_TH_RING] = RMQ_SRC_OPT;
+	}
+	if (o->rndv_path != 0) {
+		t->rndv_path = o->rndv_path;
+		t->src[RMQ_TH_RNDV] = RMQ_SRC_OPT;
+	}
+	if (o->force != -2) {
+		t->force = o->force;
+		t->src[RMQ_TH_FORCE] = RMQ_SRC_OPT;
+	}
+}
+
+/* May a socket use path p here?  Logs why not. */
+static int
+path_check(const struct rmq_path_table *t, const struct rmq_caps *c, int p,
+           const char *what)
+{
+	const char *why = NULL;
+
+	if (!rmq_path_can(c, p, &why) ||
+	    (p == RMQ_PATH_RING && !t->ring_ok &&
+	     (why = "ring.slots is below 4 (no ring)") != NULL)) {
+		rmq_log(RMQ_LOG_ERROR, "%s: %s cannot carry %s: %s", what,
+		        c->prov->name, rmq_path_name(p), why);
+		return -RMQ_ENOTSUP;
+	}
+	return 0;
+}
+
+int
+rmq_path_table_build(struct rmq_path_table *t, const struct rmq_caps *c,
+                     const struct rmq_config *cfg, const char *section,
+                     const char *name, const struct rmq_path_opts *o)
+{
+	int rc;
+
+	rmq_path_table_init(t, c, cfg, section);
+	rmq_path_table_named(t, c, cfg, name);
+	rmq_path_table_opts(t, o);
+	rmq_path_table_fix(t, c);
+	/* Asked for and impossible here: say so now, not at the first send. */
+	rc = path_check(t, c, t->rndv_path, "rendezvous path");
+	if (rc == 0 && t->force >= 0)
+		rc = path_check(t, c, t->force, "forced path");
+	return rc;
+}
+
+bool
+rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+               const char *section, const char *name,
+               const struct rmq_path_opts *o)
+{
+	struct rmq_caps       c;
+	struct rmq_path_table t;
+
+	if (cfg->ring_slots < 4)
+		return false;
+	/* The provider row in place of what fi_info will say. */
+	memset(&c, 0, sizeof(c));
+	c.prov       = prov;
+	c.inject_max = prov->inject_max;
+	c.eager_max  = cfg->eager_max != 0 ? cfg->eager_max : prov->eager_max;
+	c.ring_max   = cfg->ring_max != 0 ? cfg->ring_max : prov->ring_max;
+	c.rndv_path  = prov->rndv_path;
+	c.rma_chunk  = SIZE_MAX;
+	rmq_path_table_init(&t, &c, cfg, section);
+	rmq_path_table_named(&t, &c, cfg, name);
+	rmq_path_table_opts(&t, o);
+	rmq_path_table_fix(&t, &c);
+	/* A ring range only if it starts above the eager one. */
+	return t.ring_max > t.eager_max;
 }
 
 int

@@ -1,16 +1,36 @@
-/* Sockets: the public send/recv API, options, and helpers for patterns. */
+/*
+ * Sockets: the public API.  Opening a socket wires its reactor, its
+ * pattern and the path rows together; bind and connect open the endpoint
+ * and hand the control channel to conn/; send and receive go through the
+ * pattern; close lingers, says goodbye, and takes it all down in order.
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rdma/fi_endpoint.h>
+
+#include "conn/addr.h"
+#include "conn/ctrl.h"
+#include "conn/peer.h"
+#include "ctx.h"
+#include "ep.h"
+#include "msg.h"
+#include "paths/path.h"
+#include "paths/tx.h"
 #include "pattern.h"
-#include "rmq_int.h"
+#include "progress.h"
+#include "rxq.h"
+#include "sock.h"
+#include "util.h"
+#include "xfer.h"
 
 int
 rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 {
 	const struct rmq_pattern_ops *ops;
 	struct rmq_socket            *s;
+	int                           rc;
 
 	if (ctx == NULL || sp == NULL)
 		return -RMQ_EINVAL;
@@ -26,16 +46,16 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return -RMQ_ENOMEM;
-	if (ops->state_size > 0) {
-		s->pstate = calloc(1, ops->state_size);
-		if (s->pstate == NULL) {
-			free(s);
-			return -RMQ_ENOMEM;
-		}
+	if (ops->sock_size > 0 &&
+	    (s->pstate = calloc(1, ops->sock_size)) == NULL) {
+		free(s);
+		return -RMQ_ENOMEM;
 	}
 	s->ctx          = ctx;
-	s->ops          = ops;
+	s->pat          = ops;
 	s->type         = type;
+	s->path_ops     = rmq_paths;
+	s->on_msg       = rmq_xfer_rx;
 	s->sndtimeo     = ctx->cfg.sndtimeo_ms;
 	s->rcvtimeo     = ctx->cfg.rcvtimeo_ms;
 	s->linger       = ctx->cfg.linger_ms;
@@ -46,8 +66,21 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->spin_us      = ctx->cfg.spin_us;
 	s->maxmsg       = ctx->cfg.max_msg_size;
 	s->cq_fd        = -1;
-	s->force_opt    = -2;
-	rmq_thread_add(ctx, s);
+	rmq_path_opts_init(&s->popts);
+	rmq_reactor_init(&s->reactor, s);
+	s->reactor.spin_us = s->spin_us;
+	s->reactor.on_imm  = rmq_xfer_imm;
+	s->reactor.idle    = rmq_xfer_pull_pending;
+	rmq_xfer_init(s);
+	rmq_ctrl_init(s);
+	if (ops->init != NULL && (rc = ops->init(s->pstate, s)) != 0) {
+		rmq_ctrl_close(s);
+		rmq_reactor_fini(&s->reactor);
+		free(s->pstate);
+		free(s);
+		return rc;
+	}
+	rmq_thread_add(ctx, &s->reactor);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -55,255 +88,149 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	return 0;
 }
 
-static bool
-drained(struct rmq_socket *s)
-{
-	return s->inflight == 0;
-}
-
-static bool
-byes_acked(struct rmq_socket *s)
-{
-	int i;
-
-	for (i = 0; i < s->peers_cap; i++) {
-		struct rmq_peer *p = s->peers[i];
-
-		if (p != NULL && p->fd >= 0 && p->bye_sent && !p->bye_acked &&
-		    p->state != RMQ_PEER_DEAD)
-			return false;
-	}
-	return true;
-}
+/* ---- the endpoint, at the first bind or connect ---- */
 
 static int
-rmq_close_locked(rmq_socket *s)
+open_endpoint(struct rmq_socket *s, const struct rmq_prov *prov,
+              const char *node)
 {
-	struct rmq_listener *l;
-	struct rmq_pending  *pd;
-	struct rmq_rndv_tx  *r, *rn;
-	struct rmq_waiter    w;
-	rmq_ctx             *ctx;
-	int                  i, rc;
+	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	ctx = s->ctx;
-	/* Linger: let sends in flight finish (peers read our rendezvous). */
-	rmq_waiter_init(&w, s->linger);
-	while (s->ep != NULL && !drained(s)) {
-		if (rmq_progress(s) > 0)
-			continue;
-		rmq_xfer_pull_pending(s);
-		if (rmq_wait_idle(s, &w) != 0) {
-			rmq_log(RMQ_LOG_WARN,
-			        "close: linger expired with %d sends in flight",
-			        s->inflight);
-			break;
-		}
+	if (s->ep != NULL)
+		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
+	rc = rmq_ep_open(s, prov, node);
+	if (rc != 0)
+		return rc;
+	rc = rmq_tx_init(s);
+	if (rc == 0)
+		rc = rmq_paths_init(s);
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "%s: cannot open endpoint: %s",
+		        prov->name, rmq_strerror(rc));
+		rmq_tx_fini(s);
+		rmq_ep_close(s);
+		return rc;
 	}
-	/*
-	 * Goodbye: tell each peer how many messages we sent it and wait (up
-	 * to the linger) until it confirms they all arrived, so closing the
-	 * endpoint cannot drop what the provider still had in flight.
-	 */
-	for (i = 0; i < s->peers_cap; i++)
-		if (s->peers[i] != NULL && s->peers[i]->state != RMQ_PEER_DEAD)
-			rmq_ctrl_bye(s, s->peers[i]);
-	while (s->ep != NULL && !byes_acked(s)) {
-		if (rmq_progress(s) > 0)
-			continue;
-		if (rmq_wait_idle(s, &w) != 0) {
-			rmq_log(RMQ_LOG_WARN, "close: a peer did not confirm "
-			                      "our last messages in time");
-			break;
-		}
-	}
-	for (r = s->rndv; r != NULL; r = rn) {
-		rn        = r->next;
-		r->waited = false;
-		rmq_rndv_complete(s, r, -RMQ_ECLOSED);
-	}
-	/* Closing the endpoint cancels what is still posted. */
-	if (s->ep != NULL && (rc = fi_close(&s->ep->fid)) != 0)
-		rmq_log(RMQ_LOG_WARN, "close: endpoint: %s", fi_strerror(-rc));
-	s->ep = NULL;
-	while ((r = s->rndv) != NULL) { /* tsends the provider held */
-		s->rndv = r->next;
-		if (r->mr != NULL)
-			fi_close(&r->mr->fid);
-		free(r->owned);
-		rmq_msg_free(r->msg);
-		free(r);
-	}
-	for (i = 0; i < s->peers_cap; i++)
-		if (s->peers[i] != NULL) {
-			s->peers[i]->pending = 0;
-			s->peers[i]->state   = RMQ_PEER_DEAD;
-			rmq_peer_destroy(s, s->peers[i]);
-		}
-	rmq_ep_close(s);
-	while ((l = s->listeners) != NULL) {
-		s->listeners = l->next;
-		close(l->fd);
-		free(l);
-	}
-	while ((pd = s->pendings) != NULL) {
-		s->pendings = pd->next;
-		close(pd->fd);
-		free(pd);
-	}
-	rmq_rxent_cache_drop(s);
-	free(s->peers);
-	free(s->peer_gen);
-	free(s->pstate);
-	free(s);
-	pthread_mutex_lock(&ctx->lock);
-	ctx->nsockets--;
-	pthread_mutex_unlock(&ctx->lock);
+	rmq_reactor_set_cq(&s->reactor, s->cq, s->cq_fd, s->dom->fabric,
+	                   (s->dom->caps.mode & FI_RX_CQ_DATA) != 0);
 	return 0;
 }
 
 static int
 rmq_bind_locked(rmq_socket *s, const char *endpoint)
 {
-	struct rmq_addr a;
-	int             rc;
+	struct rmq_addr    a;
+	struct sockaddr_in sin = {0};
+	char               node[64];
+	const char        *nodep = NULL;
+	int                rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
 	rc = rmq_addr_parse(s->ctx, endpoint, &a);
 	if (rc == 0 && s->prov != NULL && s->prov != a.prov)
 		rc = -RMQ_EPROVIDER;
+	if (rc == 0 && !a.unix_name)
+		rc = rmq_addr_resolve(&a, true, &sin);
+	if (rc == 0 && !a.unix_name)
+		rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &sin, true, node,
+		                      sizeof(node), &nodep);
 	if (rc == 0)
-		rc = rmq_ctrl_listen(s, &a);
+		rc = open_endpoint(s, a.prov, nodep);
+	if (rc == 0)
+		rc = rmq_ctrl_listen(s, &a, &sin);
 	return rc;
 }
 
 static int
 rmq_connect_locked(rmq_socket *s, const char *endpoint)
 {
-	struct rmq_addr a;
-	int             rc;
+	struct rmq_addr    a;
+	struct sockaddr_in loc = {0};
+	int64_t            dl;
+	char               node[64];
+	const char        *nodep = NULL;
+	int                fd    = -1, rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
 	rc = rmq_addr_parse(s->ctx, endpoint, &a);
 	if (rc == 0 && s->prov != NULL && s->prov != a.prov)
 		rc = -RMQ_EPROVIDER;
+	if (rc != 0)
+		return rc;
+	if (s->pat->max_peers != 0 && s->peers.nlive >= s->pat->max_peers)
+		return -RMQ_EPEERFULL;
+	dl = rmq_deadline(s->connect_ms);
+	rc = rmq_ctrl_dial(&a, dl, &fd, &loc);
+	if (rc != 0)
+		return rc;
+	/* The fabric endpoint opens on our side of the control channel. */
+	if (!a.unix_name)
+		rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &loc, false, node,
+		                      sizeof(node), &nodep);
 	if (rc == 0)
-		rc = rmq_ctrl_connect(s, &a);
-	return rc;
+		rc = open_endpoint(s, a.prov, nodep);
+	if (rc != 0) {
+		close(fd);
+		return rc;
+	}
+	return rmq_ctrl_handshake(s, &a, fd, dl);
 }
 
-/* ---- waiting helpers for patterns ---- */
+/* ---- close ---- */
 
-int
-rmq_sock_wait(struct rmq_socket *s, int flags, int timeout_ms,
-              int (*cond)(struct rmq_socket *, void *), void *arg)
+static int
+drained(void *arg)
+{
+	struct rmq_socket *s = arg;
+
+	return s->inflight == 0;
+}
+
+static int
+byes_acked(void *arg)
+{
+	return rmq_ctrl_byes_acked(arg);
+}
+
+/* With the socket's lock held (thread mode) and out of the thread's
+ * sight: everything but the lock and the socket itself goes. */
+static void
+rmq_close_locked(rmq_socket *s)
 {
 	struct rmq_waiter w;
 	int               rc;
 
-	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
-	for (;;) {
-		rc = cond(s, arg);
-		if (rc != 0)
-			return rc > 0 ? 0 : rc;
-		if (rmq_progress(s) > 0)
-			continue;
-		rc = cond(s, arg);
-		if (rc != 0)
-			return rc > 0 ? 0 : rc;
-		rc = rmq_wait_idle(s, &w);
-		if (rc != 0)
-			return rc;
-	}
-}
-
-/* No usable peer: can one still come?  0 to keep waiting, else why not. */
-static int
-no_peer(struct rmq_socket *s)
-{
-	if (s->lost_peer) {
-		s->lost_peer = false;
-		return -RMQ_ECONNRESET;
-	}
-	if (s->listeners == NULL)
-		return -RMQ_ENOTCONN;
-	return 0;
-}
-
-static int
-have_peer(struct rmq_socket *s, void *arg)
-{
-	struct rmq_peer **pp = arg;
-	int               i, k;
-
-	for (k = 0; k < s->peers_cap; k++) {
-		i = (s->rr + k) % s->peers_cap;
-		if (rmq_peer_usable(s->peers[i])) {
-			*pp   = s->peers[i];
-			s->rr = (i + 1) % s->peers_cap;
-			return 1;
-		}
-	}
-	return no_peer(s);
-}
-
-int
-rmq_sock_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
-                   struct rmq_peer **pp)
-{
-	*pp = NULL;
-	return rmq_sock_wait(s, flags, timeout_ms, have_peer, pp);
-}
-
-struct rmq_peer *
-rmq_sock_fair_peer(struct rmq_socket *s)
-{
-	int i, k;
-
-	for (k = 0; k < s->peers_cap; k++) {
-		i = (s->rr_rx + k) % s->peers_cap;
-		if (s->peers[i] != NULL && s->peers[i]->qhead != NULL) {
-			s->rr_rx = (i + 1) % s->peers_cap;
-			return s->peers[i];
-		}
-	}
-	return NULL;
-}
-
-static int
-have_msg(struct rmq_socket *s, void *arg)
-{
-	struct rmq_peer **pp = arg;
-	int               i;
-
-	if (s->nqueued > 0) {
-		*pp = rmq_sock_fair_peer(s);
-		if (*pp != NULL)
-			return 1;
-	}
-	if (s->nlive > 0)
-		return 0; /* the common case, checked without a scan */
-	for (i = 0; i < s->peers_cap; i++)
-		if (s->peers[i] != NULL &&
-		    s->peers[i]->state != RMQ_PEER_DEAD)
-			return 0; /* a peer that may still send */
-	return no_peer(s);
-}
-
-int
-rmq_sock_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
-{
-	struct rmq_peer *p = NULL;
-	int              rc;
-
-	rc = rmq_sock_wait(s, flags, s->rcvtimeo, have_msg, &p);
-	if (rc == 0)
-		*e = rmq_rxq_pop(s, p);
-	return rc;
+	/* Linger: let sends in flight finish (peers read our rendezvous). */
+	rmq_waiter_init(&w, s->linger);
+	if (s->ep != NULL &&
+	    rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, drained, s) != 0)
+		rmq_log(RMQ_LOG_WARN,
+		        "close: linger expired with %d sends in flight",
+		        s->inflight);
+	/*
+	 * Goodbye: tell each peer how many messages we sent it and wait (up
+	 * to the linger) until it confirms they all arrived, so closing the
+	 * endpoint cannot drop what the provider still had in flight.
+	 */
+	rmq_ctrl_bye_all(s);
+	if (s->ep != NULL &&
+	    rmq_wait_until(&s->reactor, &w, 0, byes_acked, s) != 0)
+		rmq_log(RMQ_LOG_WARN, "close: a peer did not confirm "
+		                      "our last messages in time");
+	rmq_paths_close(s);
+	/* Closing the endpoint cancels what is still posted. */
+	if (s->ep != NULL && (rc = fi_close(&s->ep->fid)) != 0)
+		rmq_log(RMQ_LOG_WARN, "close: endpoint: %s", fi_strerror(-rc));
+	s->ep = NULL;
+	rmq_reactor_set_cq(&s->reactor, NULL, -1, NULL, false);
+	rmq_paths_fini(s); /* what the provider held is ours again */
+	rmq_peers_destroy_all(s);
+	rmq_tx_fini(s);
+	rmq_ep_close(s);
+	rmq_ctrl_close(s);
+	rmq_rxent_cache_drop(s);
+	if (s->pat->fini != NULL)
+		s->pat->fini(s->pstate);
+	free(s->pstate);
+	s->pstate = NULL;
 }
 
 /* ---- the public data path ---- */
@@ -316,7 +243,7 @@ static int
 reported(struct rmq_socket *s, int rc)
 {
 	if (rc == -RMQ_ECONNRESET)
-		s->lost_peer = false;
+		s->peers.lost = false;
 	return rc;
 }
 
@@ -326,9 +253,9 @@ rmq_send_locked(rmq_socket *s, const void *buf, size_t len, int flags)
 	struct rmq_out o = {.buf = buf, .len = len, .msg = NULL};
 	int            rc;
 
-	if (s == NULL || (buf == NULL && len > 0))
+	if (buf == NULL && len > 0)
 		return -RMQ_EINVAL;
-	rc = reported(s, s->ops->send(s->pstate, s, &o, flags));
+	rc = reported(s, s->pat->send(s->pstate, s, &o, flags));
 	return rc == 0 ? (ssize_t) len : rc;
 }
 
@@ -339,9 +266,9 @@ rmq_recv_locked(rmq_socket *s, void *buf, size_t cap, int flags)
 	ssize_t           n;
 	int               rc;
 
-	if (s == NULL || (buf == NULL && cap > 0))
+	if (buf == NULL && cap > 0)
 		return -RMQ_EINVAL;
-	rc = reported(s, s->ops->recv(s->pstate, s, &e, flags));
+	rc = reported(s, s->pat->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return rc;
 	n = rmq_xfer_deliver(s, e, buf, cap, NULL);
@@ -353,9 +280,9 @@ rmq_msg_send_locked(rmq_socket *s, rmq_msg *m, int flags)
 {
 	struct rmq_out o = {.buf = NULL, .len = 0, .msg = m};
 
-	if (s == NULL || m == NULL)
+	if (m == NULL)
 		return -RMQ_EINVAL;
-	return reported(s, s->ops->send(s->pstate, s, &o, flags));
+	return reported(s, s->pat->send(s->pstate, s, &o, flags));
 }
 
 static int
@@ -364,10 +291,10 @@ rmq_msg_recv_locked(rmq_socket *s, rmq_msg **mp, int flags)
 	struct rmq_rxent *e;
 	ssize_t           rc;
 
-	if (s == NULL || mp == NULL)
+	if (mp == NULL)
 		return -RMQ_EINVAL;
 	*mp = NULL;
-	rc  = reported(s, s->ops->recv(s->pstate, s, &e, flags));
+	rc  = reported(s, s->pat->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return (int) rc;
 	rc = rmq_xfer_deliver(s, e, NULL, 0, mp);
@@ -386,7 +313,7 @@ rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **mp)
 static int
 rmq_stats_locked(rmq_socket *s, struct rmq_stats *st)
 {
-	if (s == NULL || st == NULL)
+	if (st == NULL)
 		return -RMQ_EINVAL;
 	*st = s->stats;
 	return 0;
@@ -408,45 +335,58 @@ opt_int(const void *val, size_t len, int min, int *out)
 	return 0;
 }
 
+/*
+ * An option that changes the path table: once the endpoint is open, the
+ * new table must hold (select.c builds it); else the old one stays.
+ */
 static int
-opt_size(struct rmq_socket *s, const void *val, size_t len, size_t *out,
-         bool eager)
+opt_paths_apply(struct rmq_socket *s, const struct rmq_path_opts *old)
 {
-	size_t v;
+	int rc;
+
+	if (s->ep == NULL)
+		return 0;
+	rc = rmq_ep_paths(s);
+	if (rc != 0) {
+		s->popts = *old;
+		(void) rmq_ep_paths(s);
+	}
+	return rc;
+}
+
+/* RMQ_INJECT_MAX, RMQ_EAGER_MAX: open, the slots and slabs were sized
+ * for the eager limit. */
+static int
+opt_size(struct rmq_socket *s, const void *val, size_t len, bool eager)
+{
+	struct rmq_path_opts old = s->popts;
+	size_t               v;
 
 	if (val == NULL || len != sizeof(size_t))
 		return -RMQ_EINVAL;
 	memcpy(&v, val, sizeof(v));
 	if (v > (eager ? RMQ_EAGER_LIMIT : RMQ_INJECT_BUF - RMQ_HDR_SIZE))
 		return -RMQ_EINVAL;
-	if (s->ep == NULL) {
-		*out = v;
-		return 0;
-	}
-	/* Open: the slots and slabs were sized for the eager limit. */
-	if (eager) {
-		if (v > s->tx_slot - RMQ_HDR_SIZE || v < s->paths.inject_max)
-			return -RMQ_EINVAL;
-		s->paths.eager_max = v;
-	} else {
-		if (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
-		    v > s->paths.eager_max)
-			return -RMQ_EINVAL;
-		s->paths.inject_max = v;
-	}
-	s->paths.src[eager ? RMQ_TH_EAGER : RMQ_TH_INJECT] = RMQ_SRC_OPT;
-	*out = v;
-	return 0;
+	if (s->ep != NULL && eager &&
+	    (v > s->tx.slot - RMQ_HDR_SIZE || v < s->paths.inject_max))
+		return -RMQ_EINVAL;
+	if (s->ep != NULL && !eager &&
+	    (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
+	     v > s->paths.eager_max))
+		return -RMQ_EINVAL;
+	if (eager)
+		s->popts.eager_max = v;
+	else
+		s->popts.inject_max = v;
+	return opt_paths_apply(s, &old);
 }
 
-/* Options that change the path table: check the new table when open. */
 static int
 opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 {
-	int    v = 0, old_rndv = s->rndv_path_opt, old_force = s->force_opt;
-	size_t old_ring = s->ring_max_opt, sz = 0;
-	bool   old_set = s->ring_max_set;
-	int    rc;
+	struct rmq_path_opts old = s->popts;
+	size_t               sz  = 0;
+	int                  v   = 0, rc;
 
 	if (opt == RMQ_RING_MAX) {
 		if (val == NULL || len != sizeof(size_t))
@@ -454,8 +394,8 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 		memcpy(&sz, val, sizeof(sz));
 		if (sz > RMQ_EAGER_LIMIT)
 			return -RMQ_EINVAL;
-		s->ring_max_opt = sz;
-		s->ring_max_set = true;
+		s->popts.ring_max     = sz;
+		s->popts.ring_max_set = true;
 	} else {
 		rc = opt_int(val, len, -1, &v);
 		if (rc != 0)
@@ -464,24 +404,14 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 			if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND &&
 			    v != RMQ_PATH_RNDV_WRITE && v != RMQ_PATH_SEG)
 				return -RMQ_EINVAL;
-			s->rndv_path_opt = v;
+			s->popts.rndv_path = v;
 		} else {
 			if (v >= RMQ_PATH_COUNT)
 				return -RMQ_EINVAL;
-			s->force_opt = v;
+			s->popts.force = v;
 		}
 	}
-	if (s->ep == NULL)
-		return 0;
-	rc = rmq_sock_paths(s);
-	if (rc != 0) {
-		s->rndv_path_opt = old_rndv;
-		s->force_opt     = old_force;
-		s->ring_max_opt  = old_ring;
-		s->ring_max_set  = old_set;
-		(void) rmq_sock_paths(s);
-	}
-	return rc;
+	return opt_paths_apply(s, &old);
 }
 
 /*
@@ -515,8 +445,6 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 {
 	int64_t v64;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
 	switch (opt) {
 	case RMQ_SNDTIMEO:
 		return opt_int(val, len, -1, &s->sndtimeo);
@@ -530,7 +458,7 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 		return opt_int(val, len, 1, &s->sndhwm);
 	case RMQ_RCVHWM:
 		/* Granted to peers in the handshake: set before connecting. */
-		if (s->npeers > 0)
+		if (s->peers.n > 0)
 			return -RMQ_EFSM;
 		return opt_int(val, len, 1, &s->rcvhwm);
 	case RMQ_MAXMSGSIZE:
@@ -539,14 +467,14 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 		memcpy(&v64, val, sizeof(v64));
 		if (v64 < -1)
 			return -RMQ_EINVAL;
-		if (s->npeers > 0)
+		if (s->peers.n > 0)
 			return -RMQ_EFSM; /* told to peers in the handshake */
 		s->maxmsg = v64;
 		return 0;
 	case RMQ_INJECT_MAX:
-		return opt_size(s, val, len, &s->inject_max_opt, false);
+		return opt_size(s, val, len, false);
 	case RMQ_EAGER_MAX:
-		return opt_size(s, val, len, &s->eager_max_opt, true);
+		return opt_size(s, val, len, true);
 	case RMQ_RNDV_PATH:
 	case RMQ_PATH:
 	case RMQ_RING_MAX:
@@ -554,6 +482,9 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 	case RMQ_NAME:
 		return opt_name(s, val, len);
 	default:
+		/* The pattern's own options. */
+		if (s->pat->setopt != NULL)
+			return s->pat->setopt(s->pstate, s, opt, val, len);
 		return -RMQ_EINVAL;
 	}
 }
@@ -590,10 +521,32 @@ get_size(size_t v, void *val, size_t *len)
 	return 0;
 }
 
+/* An option that reads the path table: only once the endpoint is open. */
+static int
+get_table(struct rmq_socket *s, int opt, void *val, size_t *len)
+{
+	const struct rmq_path_table *t = &s->paths;
+
+	if (s->ep == NULL)
+		return -RMQ_ENOTCONN;
+	switch (opt) {
+	case RMQ_INJECT_MAX:
+		return get_size(t->inject_max, val, len);
+	case RMQ_EAGER_MAX:
+		return get_size(t->eager_max, val, len);
+	case RMQ_RNDV_PATH:
+		return get_int(t->rndv_path, val, len);
+	case RMQ_PATH:
+		return get_int(t->force, val, len);
+	default: /* RMQ_RING_MAX */
+		return get_size(t->ring ? t->ring_max : 0, val, len);
+	}
+}
+
 static int
 rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 {
-	if (s == NULL || val == NULL || len == NULL)
+	if (val == NULL || len == NULL)
 		return -RMQ_EINVAL;
 	switch (opt) {
 	case RMQ_SNDTIMEO:
@@ -611,7 +564,7 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_TYPE:
 		return get_int(s->type, val, len);
 	case RMQ_NPEERS:
-		return get_int(s->nlive, val, len);
+		return get_int(s->peers.nlive, val, len);
 	case RMQ_MAXMSGSIZE:
 		if (*len < sizeof(int64_t))
 			return -RMQ_EINVAL;
@@ -624,25 +577,11 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return get_str(s->info ? s->info->fabric_attr->prov_name : "",
 		               val, len);
 	case RMQ_INJECT_MAX:
-		if (s->ep == NULL)
-			return -RMQ_ENOTCONN;
-		return get_size(s->paths.inject_max, val, len);
 	case RMQ_EAGER_MAX:
-		if (s->ep == NULL)
-			return -RMQ_ENOTCONN;
-		return get_size(s->paths.eager_max, val, len);
 	case RMQ_RNDV_PATH:
-		if (s->ep == NULL)
-			return -RMQ_ENOTCONN;
-		return get_int(s->paths.rndv_path, val, len);
 	case RMQ_PATH:
-		if (s->ep == NULL)
-			return -RMQ_ENOTCONN;
-		return get_int(s->paths.force, val, len);
 	case RMQ_RING_MAX:
-		if (s->ep == NULL)
-			return -RMQ_ENOTCONN;
-		return get_size(s->paths.ring ? s->paths.ring_max : 0, val, len);
+		return get_table(s, opt, val, len);
 	case RMQ_STRICT:
 		if (s->ep == NULL)
 			return get_int(s->ctx->cfg.strict, val, len);
@@ -653,6 +592,8 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return get_str(s->info ? s->info->domain_attr->name : "", val,
 		               len);
 	default:
+		if (s->pat->getopt != NULL)
+			return s->pat->getopt(s->pstate, s, opt, val, len);
 		return -RMQ_EINVAL;
 	}
 }
@@ -666,27 +607,32 @@ static void
 api_lock(struct rmq_socket *s)
 {
 	if (s->ctx->thread)
-		pthread_mutex_lock(&s->mu);
+		pthread_mutex_lock(&s->reactor.mu);
 }
 
 static void
 api_unlock(struct rmq_socket *s)
 {
 	if (s->ctx->thread)
-		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&s->reactor.mu);
 }
+
+#define RMQ_LOCKED(s, call)          \
+	do {                             \
+		if ((s) == NULL)             \
+			return -RMQ_EINVAL;      \
+		api_lock(s);                 \
+		rc = (call);                 \
+		api_unlock(s);               \
+		return rc;                   \
+	} while (0)
 
 int
 rmq_bind(rmq_socket *s, const char *endpoint)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_bind_locked(s, endpoint);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_bind_locked(s, endpoint));
 }
 
 int
@@ -694,12 +640,7 @@ rmq_connect(rmq_socket *s, const char *endpoint)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_connect_locked(s, endpoint);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_connect_locked(s, endpoint));
 }
 
 ssize_t
@@ -707,12 +648,7 @@ rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
 {
 	ssize_t rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_send_locked(s, buf, len, flags);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_send_locked(s, buf, len, flags));
 }
 
 ssize_t
@@ -720,12 +656,7 @@ rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
 {
 	ssize_t rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_recv_locked(s, buf, cap, flags);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_recv_locked(s, buf, cap, flags));
 }
 
 int
@@ -733,12 +664,7 @@ rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_msg_send_locked(s, m, flags);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_msg_send_locked(s, m, flags));
 }
 
 int
@@ -746,12 +672,7 @@ rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_msg_recv_locked(s, mp, flags);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_msg_recv_locked(s, mp, flags));
 }
 
 int
@@ -759,12 +680,7 @@ rmq_stats(rmq_socket *s, struct rmq_stats *st)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_stats_locked(s, st);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_stats_locked(s, st));
 }
 
 int
@@ -772,12 +688,7 @@ rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_setopt_locked(s, opt, val, len);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_setopt_locked(s, opt, val, len));
 }
 
 int
@@ -785,12 +696,7 @@ rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len)
 {
 	int rc;
 
-	if (s == NULL)
-		return -RMQ_EINVAL;
-	api_lock(s);
-	rc = rmq_getopt_locked(s, opt, val, len);
-	api_unlock(s);
-	return rc;
+	RMQ_LOCKED(s, rmq_getopt_locked(s, opt, val, len));
 }
 
 int
@@ -802,9 +708,14 @@ rmq_close(rmq_socket *s)
 		return -RMQ_EINVAL;
 	ctx = s->ctx;
 	api_lock(s);
-	/* Out of the progress thread's sight before it is freed. */
-	rmq_thread_remove(ctx, s);
+	/* Out of the progress thread's sight before it goes. */
+	rmq_thread_remove(ctx, &s->reactor);
+	rmq_close_locked(s);
 	api_unlock(s);
-	pthread_mutex_destroy(&s->mu);
-	return rmq_close_locked(s);
+	rmq_reactor_fini(&s->reactor); /* and its lock */
+	free(s);
+	pthread_mutex_lock(&ctx->lock);
+	ctx->nsockets--;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
 }

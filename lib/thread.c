@@ -1,11 +1,12 @@
 /*
  * progress: thread -- one progress thread per context.
  *
- * It walks the context's sockets, and for each one the application is not
- * inside right now (pthread_mutex_trylock on the socket's lock, which every
- * API call holds), drains the CQ, answers the control channels, and pulls
- * queued rendezvous messages into heap buffers, so a peer's rendezvous
- * send completes while the application computes.  It never waits for a
+ * It walks the context's sockets' reactors, and for each one the
+ * application is not inside right now (pthread_mutex_trylock on its lock,
+ * which every API call holds), drives it -- drains the CQ, answers the
+ * control channels -- and runs its idle work (pulling queued rendezvous
+ * messages into heap buffers), so a peer's rendezvous send completes
+ * while the application computes.  It never waits for a
  * socket lock, so it cannot deadlock with the application; a round that
  * found nothing sleeps progress.thread_sleep_us.
  *
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "rmq_int.h"
+#include "ctx.h"
+#include "progress.h"
+#include "util.h"
 
 static void
 nap(int us)
@@ -31,21 +34,22 @@ nap(int us)
 static void *
 progress_main(void *arg)
 {
-	rmq_ctx           *ctx = arg;
-	struct rmq_socket *s;
-	int                did;
+	rmq_ctx            *ctx = arg;
+	struct rmq_reactor *r;
+	int                 did;
 
 	while (!atomic_load(&ctx->stop)) {
 		did = 0;
 		pthread_mutex_lock(&ctx->socks_lock);
-		for (s = ctx->socks; s != NULL; s = s->ctx_next) {
-			if (pthread_mutex_trylock(&s->mu) != 0)
+		for (r = ctx->reactors; r != NULL; r = r->ctx_next) {
+			if (pthread_mutex_trylock(&r->mu) != 0)
 				continue; /* the application is in it */
-			if (s->ep != NULL) {
-				did += rmq_progress(s);
-				rmq_xfer_pull_pending(s);
+			if (r->cq != NULL) {
+				did += rmq_reactor_progress(r);
+				if (r->idle != NULL)
+					r->idle(r->owner);
 			}
-			pthread_mutex_unlock(&s->mu);
+			pthread_mutex_unlock(&r->mu);
 		}
 		pthread_mutex_unlock(&ctx->socks_lock);
 		if (did == 0)
@@ -86,24 +90,23 @@ rmq_thread_stop(rmq_ctx *ctx)
 }
 
 void
-rmq_thread_add(rmq_ctx *ctx, struct rmq_socket *s)
+rmq_thread_add(rmq_ctx *ctx, struct rmq_reactor *r)
 {
-	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_lock(&ctx->socks_lock);
-	s->ctx_next = ctx->socks;
-	ctx->socks  = s;
+	r->ctx_next   = ctx->reactors;
+	ctx->reactors = r;
 	pthread_mutex_unlock(&ctx->socks_lock);
 }
 
 void
-rmq_thread_remove(rmq_ctx *ctx, struct rmq_socket *s)
+rmq_thread_remove(rmq_ctx *ctx, struct rmq_reactor *r)
 {
-	struct rmq_socket **pp;
+	struct rmq_reactor **pp;
 
 	pthread_mutex_lock(&ctx->socks_lock);
-	for (pp = &ctx->socks; *pp != NULL; pp = &(*pp)->ctx_next)
-		if (*pp == s) {
-			*pp = s->ctx_next;
+	for (pp = &ctx->reactors; *pp != NULL; pp = &(*pp)->ctx_next)
+		if (*pp == r) {
+			*pp = r->ctx_next;
 			break;
 		}
 	pthread_mutex_unlock(&ctx->socks_lock);

@@ -10,7 +10,10 @@
 #include <time.h>
 
 #include "rmq_config.h"
-#include "rmq_int.h"
+#include <rdma/fi_errno.h>
+
+#include "rmq.h"
+#include "util.h"
 
 static atomic_int rmq_log_level = RMQ_LOG_WARN;
 
@@ -96,29 +99,6 @@ rmq_strerror(int err)
 	if (err < 256)
 		return strerror(err);
 	return fi_strerror(err);
-}
-
-const char *
-rmq_path_name(int path)
-{
-	switch (path) {
-	case RMQ_PATH_INJECT:
-		return "inject";
-	case RMQ_PATH_EAGER:
-		return "eager";
-	case RMQ_PATH_RNDV_READ:
-		return "rndv_read";
-	case RMQ_PATH_RNDV_SEND:
-		return "rndv_send";
-	case RMQ_PATH_RING:
-		return "ring";
-	case RMQ_PATH_RNDV_WRITE:
-		return "rndv_write";
-	case RMQ_PATH_SEG:
-		return "seg";
-	default:
-		return "?";
-	}
 }
 
 const char *

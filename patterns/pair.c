@@ -3,6 +3,7 @@
  * the handshake (RMQ_EPEERFULL).
  */
 #include "pattern.h"
+#include "util.h"
 
 static int
 pair_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
@@ -11,9 +12,9 @@ pair_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	int              rc;
 
 	RMQ_UNUSED(st);
-	rc = rmq_sock_next_peer(s, flags, s->sndtimeo, &p);
+	rc = rmq_pat_next_peer(s, flags, rmq_pat_sndtimeo(s), &p);
 	if (rc == 0)
-		rc = rmq_xfer_send(s, p, o, 0, flags);
+		rc = rmq_pat_send(s, p, o, 0, flags);
 	return rc;
 }
 
@@ -21,18 +22,27 @@ static int
 pair_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
 {
 	RMQ_UNUSED(st);
-	return rmq_sock_recv_any(s, flags, e);
+	return rmq_pat_recv_any(s, flags, e);
+}
+
+static int
+pair_events(void *st, struct rmq_socket *s)
+{
+	RMQ_UNUSED(st);
+	return (rmq_pat_readable(s) ? RMQ_EV_IN : 0) |
+	       (rmq_pat_writable(s) ? RMQ_EV_OUT : 0);
 }
 
 const struct rmq_pattern_ops rmq_pattern_pair = {
-	.name         = "pair",
-	.peer_name    = "pair",
-	.wire_id      = RMQ_WIRE_PAIR,
-	.cfg_pat      = RMQ_CFG_PAT_PAIR,
-	.max_peers    = 1,
-	.report_lost  = true,
-	.state_size   = 0,
-	.send         = pair_send,
-	.recv         = pair_recv,
-	.peer_gone    = NULL,
+	.type        = RMQ_PAIR,
+	.name        = "pair",
+	.peer_name   = "pair",
+	.section     = "pair",
+	.self_id     = 0x10,
+	.peer_id     = 0x10,
+	.max_peers   = 1,
+	.report_lost = true,
+	.send        = pair_send,
+	.recv        = pair_recv,
+	.events      = pair_events,
 };

@@ -4,8 +4,8 @@
  * REQ: send, then recv, strictly alternating.  Requests go round-robin to
  * the live REPs; each carries a fresh 32-bit id, and a reply is accepted
  * only from the REP that got the request and only with its id (anything
- * else is a stale reply and is dropped, counted).  If that REP dies, recv
- * fails with -ECONNRESET and the REQ may send again.
+ * else is a stale reply: the receive filter drops it, counted).  If that
+ * REP dies, recv fails with -ECONNRESET and the REQ may send again.
  *
  *        send ok              recv ok / peer died
  *   IDLE ---------> WAITING ----------------------> IDLE
@@ -16,11 +16,14 @@
  * again.
  */
 #include "pattern.h"
+#include "util.h"
 
 struct req_state {
 	bool     waiting;
+	bool     lost;       /* the REP asked died */
 	uint32_t peer_id;
 	uint32_t msgid;
+	uint32_t next_msgid;
 };
 
 struct rep_state {
@@ -39,43 +42,59 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 
 	if (r->waiting)
 		return -RMQ_EFSM;
-	rc = rmq_sock_next_peer(s, flags, s->sndtimeo, &p);
+	rc = rmq_pat_next_peer(s, flags, rmq_pat_sndtimeo(s), &p);
 	if (rc != 0)
 		return rc;
-	id = ++s->next_msgid;
+	id = ++r->next_msgid;
 	if (id == 0)
-		id = ++s->next_msgid;
-	pid = p->id; /* p may be gone when the send returns */
-	rc  = rmq_xfer_send(s, p, o, id, flags);
+		id = ++r->next_msgid;
+	pid = rmq_pat_peer_id(p); /* p may be gone when the send returns */
+	rc  = rmq_pat_send(s, p, o, id, flags);
 	if (rc == 0) {
 		r->waiting = true;
+		r->lost    = false;
 		r->peer_id = pid;
 		r->msgid   = id;
 	}
 	return rc;
 }
 
-/* Drop stale replies everywhere; 1 when our reply is at a queue head. */
+/* Only the reply to our request, from the REP we asked. */
+static bool
+req_filter(void *st, const struct rmq_rxent *e)
+{
+	const struct req_state *r = st;
+
+	return r->waiting && rmq_pat_msg_id(e) == r->msgid &&
+	       rmq_pat_peer_id(rmq_pat_msg_peer(e)) == r->peer_id;
+}
+
+static void
+req_peer_gone(void *st, struct rmq_socket *s, struct rmq_peer *p, void *pp)
+{
+	struct req_state *r = st;
+
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(pp);
+	if (r->waiting && rmq_pat_peer_id(p) == r->peer_id)
+		r->lost = true;
+}
+
+struct req_wait {
+	struct req_state  *r;
+	struct rmq_rxent **e;
+};
+
+/* Our reply, or the news that its REP died. */
 static int
 req_ready(struct rmq_socket *s, void *arg)
 {
-	struct req_state *r = arg;
-	struct rmq_peer  *p;
-	int               i;
+	struct req_wait *rw = arg;
 
-	for (i = 0; i < s->peers_cap; i++) {
-		p = s->peers[i];
-		while (p != NULL && p->qhead != NULL &&
-		       (p->id != r->peer_id || p->qhead->msgid != r->msgid)) {
-			rmq_xfer_discard(s, rmq_rxq_pop(s, p));
-			p = s->peers[i]; /* discard may reap it */
-		}
-	}
-	p = rmq_peer_lookup(s, r->peer_id);
-	if (p != NULL && p->qhead != NULL)
+	if (rmq_pat_take(s, rw->e))
 		return 1;
-	if (p == NULL || p->state == RMQ_PEER_DEAD) {
-		r->waiting = false;
+	if (rw->r->lost) {
+		rw->r->waiting = false;
 		return -RMQ_ECONNRESET;
 	}
 	return 0;
@@ -84,17 +103,27 @@ req_ready(struct rmq_socket *s, void *arg)
 static int
 req_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
 {
-	struct req_state *r = st;
+	struct req_state *r  = st;
+	struct req_wait   rw = {r, e};
 	int               rc;
 
 	if (!r->waiting)
 		return -RMQ_EFSM;
-	rc = rmq_sock_wait(s, flags, s->rcvtimeo, req_ready, r);
+	rc = rmq_pat_wait(s, flags, rmq_pat_rcvtimeo(s), req_ready, &rw);
 	if (rc != 0)
 		return rc;
-	*e         = rmq_rxq_pop(s, rmq_peer_lookup(s, r->peer_id));
 	r->waiting = false;
 	return 0;
+}
+
+static int
+req_events(void *st, struct rmq_socket *s)
+{
+	struct req_state *r = st;
+
+	if (r->waiting)
+		return rmq_pat_readable(s) || r->lost ? RMQ_EV_IN : 0;
+	return rmq_pat_writable(s) ? RMQ_EV_OUT : 0;
 }
 
 static int
@@ -105,12 +134,12 @@ rep_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
 
 	if (r->has_req)
 		return -RMQ_EFSM;
-	rc = rmq_sock_recv_any(s, flags, e);
+	rc = rmq_pat_recv_any(s, flags, e);
 	if (rc != 0)
 		return rc;
 	r->has_req = true;
-	r->peer_id = (*e)->peer->id;
-	r->msgid   = (*e)->msgid;
+	r->peer_id = rmq_pat_peer_id(rmq_pat_msg_peer(*e));
+	r->msgid   = rmq_pat_msg_id(*e);
 	return 0;
 }
 
@@ -123,12 +152,12 @@ rep_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 
 	if (!r->has_req)
 		return -RMQ_EFSM;
-	p = rmq_peer_lookup(s, r->peer_id);
-	if (!rmq_peer_usable(p)) {
+	p = rmq_pat_peer(s, r->peer_id);
+	if (p == NULL) {
 		r->has_req = false;
 		return -RMQ_ECONNRESET;
 	}
-	rc = rmq_xfer_send(s, p, o, r->msgid, flags);
+	rc = rmq_pat_send(s, p, o, r->msgid, flags);
 	/*
 	 * Nothing went out on a timeout, or when no path can carry this
 	 * reply (EMSGSIZE, ENOTSUP): the request stays pending and the
@@ -139,28 +168,42 @@ rep_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	return rc;
 }
 
+static int
+rep_events(void *st, struct rmq_socket *s)
+{
+	struct rep_state *r = st;
+
+	if (!r->has_req)
+		return rmq_pat_readable(s) ? RMQ_EV_IN : 0;
+	return rmq_pat_peer(s, r->peer_id) != NULL ? RMQ_EV_OUT : 0;
+}
+
 const struct rmq_pattern_ops rmq_pattern_req = {
-	.name         = "req",
-	.peer_name    = "rep",
-	.wire_id      = RMQ_WIRE_REQ,
-	.cfg_pat      = RMQ_CFG_PAT_REQREP,
-	.max_peers    = 0,
-	.report_lost  = true,
-	.state_size   = sizeof(struct req_state),
-	.send         = req_send,
-	.recv         = req_recv,
-	.peer_gone    = NULL,
+	.type        = RMQ_REQ,
+	.name        = "req",
+	.peer_name   = "rep",
+	.section     = "reqrep",
+	.self_id     = 0x30,
+	.peer_id     = 0x31,
+	.report_lost = true,
+	.sock_size   = sizeof(struct req_state),
+	.send        = req_send,
+	.recv        = req_recv,
+	.peer_gone   = req_peer_gone,
+	.events      = req_events,
+	.rx_filter   = req_filter,
 };
 
 const struct rmq_pattern_ops rmq_pattern_rep = {
-	.name         = "rep",
-	.peer_name    = "req",
-	.wire_id      = RMQ_WIRE_REP,
-	.cfg_pat      = RMQ_CFG_PAT_REQREP,
-	.max_peers    = 0,
-	.report_lost  = false, /* a server outlives its clients */
-	.state_size   = sizeof(struct rep_state),
-	.send         = rep_send,
-	.recv         = rep_recv,
-	.peer_gone    = NULL,
+	.type        = RMQ_REP,
+	.name        = "rep",
+	.peer_name   = "req",
+	.section     = "reqrep",
+	.self_id     = 0x31,
+	.peer_id     = 0x30,
+	.report_lost = false, /* a server outlives its clients */
+	.sock_size   = sizeof(struct rep_state),
+	.send        = rep_send,
+	.recv        = rep_recv,
+	.events      = rep_events,
 };

@@ -25,4 +25,5 @@ const struct rmq_prov rmq_prov_efa = {
 	.cq_data_size = 4,
 	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.notes        = "not run on hardware here (no EFA device)",
+	.domain_key   = "efa.domain",
 };

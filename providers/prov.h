@@ -24,6 +24,9 @@
 #define RMQ_PROV_UNORDERED_RMA (1u << 7) /* writes may land out of order:
                                           * no ring even when forced
                                           * (efa's SRD) */
+#define RMQ_PROV_IFACE_DOMAIN  (1u << 8) /* it names its domains after
+                                          * network interfaces (tcp,
+                                          * sockets: "eth0", "lo") */
 
 struct rmq_prov {
 	const char *name;     /* librmq's name: scheme and config value */
@@ -36,6 +39,10 @@ struct rmq_prov {
 	int         cq_data_size; /* bytes of immediate the HW carries */
 	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
 	const char *notes;    /* printed by rmq_info and in rmq(7) */
+	/* Its knobs: the config keys (schema.c) that name the network
+	 * interface and the device (fi_info's domain) it uses; NULL: none. */
+	const char *iface_key;  /* "tcp.interface" */
+	const char *domain_key; /* "verbs.domain" */
 };
 
 extern const struct rmq_prov rmq_prov_shm;

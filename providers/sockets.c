@@ -11,7 +11,8 @@
 const struct rmq_prov rmq_prov_sockets = {
 	.name         = "sockets",
 	.fi_prov      = "sockets",
-	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_ADDR_SOCKADDR,
+	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_ADDR_SOCKADDR |
+	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 255 */
 	.eager_max    = 65536,    /* measured: ~1 ms/message >= 512 B any path */
 	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
@@ -19,4 +20,5 @@ const struct rmq_prov rmq_prov_sockets = {
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_SEND,
 	.notes        = "reference provider; set FI_SOCKETS_PE_WAITTIME=0",
+	.iface_key    = "sockets.interface",
 };

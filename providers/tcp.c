@@ -30,7 +30,8 @@ const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",
 	.fi_prov      = "tcp;ofi_rxm",
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
-	                RMQ_PROV_ADDR_SOCKADDR,
+	                RMQ_PROV_ADDR_SOCKADDR |
+	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 64 */
 	.eager_max    = 0,        /* measured: the ring beats eager */
 	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
@@ -38,4 +39,5 @@ const struct rmq_prov rmq_prov_tcp = {
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.notes        = "RMA emulated: needs target progress",
+	.iface_key    = "tcp.interface",
 };

@@ -20,4 +20,6 @@ const struct rmq_prov rmq_prov_verbs = {
 	.cq_data_size = 4,
 	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.notes        = "not run on hardware here (no RDMA NIC)",
+	.iface_key    = "verbs.interface",
+	.domain_key   = "verbs.domain",
 };

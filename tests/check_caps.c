@@ -53,7 +53,34 @@
 
 #include <check.h>
 
-#include "rmq_int.h"
+#include "caps.h"
+#include "select.h"
+#include "wire.h"
+
+/* The config's thresholds.NAME section, made as the loader would. */
+static struct rmq_cfg_section *
+sect(struct rmq_config *cfg, const char *name)
+{
+	struct rmq_cfg_section *sc;
+	int                     i;
+
+	for (i = 0; i < cfg->nsect; i++)
+		if (strcmp(cfg->sect[i].name, name) == 0)
+			return &cfg->sect[i];
+	ck_assert_int_lt(cfg->nsect, RMQ_CFG_SECT_MAX);
+	sc = &cfg->sect[cfg->nsect++];
+	memset(sc, 0, sizeof(*sc));
+	snprintf(sc->name, sizeof(sc->name), "%s", name);
+	sc->p.rndv  = -1;
+	sc->p.force = -1;
+	return sc;
+}
+
+/* No section, and the two patterns' (-1 .. NPAT-1). */
+#define NPAT 2
+static const char *const pats[NPAT + 1] = {NULL, "pair", "reqrep"};
+#define PAT(i) pats[(i) + 1]
+
 
 #define KiB ((size_t) 1 << 10)
 #define MiB ((size_t) 1 << 20)
@@ -1022,7 +1049,7 @@ START_TEST(test_path_table_from_caps)
 
 	for (i = 0; i < NROWS; i++) {
 		caps_ok(&c, rows[i].rec);
-		rmq_path_table_init(&t, &c, NULL, -1);
+		rmq_path_table_init(&t, &c, NULL, NULL);
 		ck_assert(t.inject == c.inject);
 		/* With 8 bytes of CQ data the header rides there: inject
 		 * carries a whole inject_size. */
@@ -1049,7 +1076,7 @@ START_TEST(test_path_recorded_rows)
 		w    = rows[i].rec->what;
 		rndv = rows[i].want->rndv_path;
 		caps_ok(&c, rows[i].rec);
-		rmq_path_table_init(&t, &c, NULL, -1);
+		rmq_path_table_init(&t, &c, NULL, NULL);
 		im = t.inject_max;
 		em = t.eager_max;
 		ck_assert_uint_gt(im, 1);
@@ -1081,7 +1108,7 @@ START_TEST(test_path_efa_thresholds)
 	struct rmq_caps       c;
 
 	caps_ok(&c, &rec_efa_117);
-	rmq_path_table_init(&t, &c, NULL, -1);
+	rmq_path_table_init(&t, &c, NULL, NULL);
 	check_path(&t, 32, RMQ_PATH_INJECT, "efa");
 	check_path(&t, 33, RMQ_PATH_EAGER, "efa");
 	check_path(&t, 8192, RMQ_PATH_EAGER, "efa");
@@ -1102,7 +1129,7 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 	cfg.eager_max = 8192;
 	r.inject_size = 8;
 	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	ck_assert(!t.inject);
 	check_path(&t, 0, RMQ_PATH_EAGER, "no inject");
 	check_path(&t, 1, RMQ_PATH_EAGER, "no inject");
@@ -1128,7 +1155,7 @@ START_TEST(test_path_no_rma_seg)
 	r.caps &= ~(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 	            FI_REMOTE_WRITE | FI_TAGGED);
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-	rmq_path_table_init(&t, &c, NULL, -1);
+	rmq_path_table_init(&t, &c, NULL, NULL);
 	ck_assert(!t.ring);
 	ck_assert_int_eq(t.rndv_path, RMQ_PATH_SEG);
 	check_path(&t, 0, RMQ_PATH_INJECT, "no rma");
@@ -1148,7 +1175,7 @@ START_TEST(test_path_no_rma_tagged_rndv_send)
 
 	r.caps &= ~(FI_RMA | FI_READ | FI_REMOTE_READ);
 	ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-	rmq_path_table_init(&t, &c, NULL, -1);
+	rmq_path_table_init(&t, &c, NULL, NULL);
 	check_path(&t, c.eager_max, RMQ_PATH_EAGER, "no rma");
 	check_path(&t, c.eager_max + 1, RMQ_PATH_RNDV_SEND, "no rma");
 	check_path(&t, 64 * MiB, RMQ_PATH_RNDV_SEND, "no rma");
@@ -1207,7 +1234,7 @@ START_TEST(test_caps_verbs_msg_only_multi_recv_missing)
 	ck_assert_uint_eq(c.inject_max, 64 - RMQ_HDR_SIZE);
 	ck_assert_uint_eq(c.eager_max, 16384);
 	ck_assert_uint_eq(c.rma_chunk, 1 * GiB);
-	rmq_path_table_init(&t, &c, NULL, -1);
+	rmq_path_table_init(&t, &c, NULL, NULL);
 	ck_assert(t.ring);
 	check_path(&t, 64 - RMQ_HDR_SIZE, RMQ_PATH_INJECT, r.what);
 	check_path(&t, 64 - RMQ_HDR_SIZE + 1, RMQ_PATH_EAGER, r.what);
@@ -1257,7 +1284,7 @@ START_TEST(test_path_verbs_rxm_table)
 	struct rmq_caps       c;
 
 	caps_ok(&c, &rec_verbs_rxm);
-	rmq_path_table_init(&t, &c, NULL, -1);
+	rmq_path_table_init(&t, &c, NULL, NULL);
 	ck_assert(t.ring_ok);
 	ck_assert(t.ring);
 	ck_assert_uint_eq(t.inject_max, im);
@@ -1275,7 +1302,7 @@ START_TEST(test_path_verbs_rxm_table)
 	rmq_config_defaults(&cfg);
 	cfg.eager_max = 8192;
 	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	check_path(&t, im, RMQ_PATH_INJECT, w);
 	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 	check_path(&t, 8192, RMQ_PATH_EAGER, w);
@@ -1288,7 +1315,7 @@ START_TEST(test_path_verbs_rxm_table)
 	rmq_config_defaults(&cfg);
 	cfg.ring_max = 32 * KiB;
 	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	check_path(&t, 16384, RMQ_PATH_EAGER, w);
 	check_path(&t, 16385, RMQ_PATH_RING, w);
 	check_path(&t, 32 * KiB, RMQ_PATH_RING, w);
@@ -1297,7 +1324,7 @@ START_TEST(test_path_verbs_rxm_table)
 	/* never beyond what one ring message holds (a quarter ring) */
 	cfg.ring_max = 64 * MiB;
 	ck_assert_int_eq(caps_of(&c, &rec_verbs_rxm, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	ck_assert_uint_eq(t.ring_max, t.ring_cap);
 	ck_assert_uint_eq(t.ring_cap,
 	    (size_t) cfg.ring_slots / 4 * cfg.ring_slot_size - RMQ_HDR_SIZE);
@@ -1306,7 +1333,7 @@ START_TEST(test_path_verbs_rxm_table)
 
 	/* ring.slots 0: no ring, by size or forced */
 	cfg.ring_slots = 0;
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	ck_assert(!t.ring_ok);
 	ck_assert(!t.ring);
 	check_path(&t, 16385, RMQ_PATH_RNDV_READ, w);
@@ -1331,7 +1358,7 @@ START_TEST(test_path_verbs_rxm_unordered_no_ring)
 		r.msg_order &= ~drop[i];
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 		ck_assert(!c.ordered);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert(t.ring_ok);
 		ck_assert(!t.ring);
 		check_path(&t, 8192, RMQ_PATH_EAGER, "unordered");
@@ -1368,7 +1395,7 @@ START_TEST(test_path_efa_rndv_read)
 			ck_assert(c.rma_read);
 			ck_assert(c.rma_native);
 			ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
-			rmq_path_table_init(&t, &c, NULL, -1);
+			rmq_path_table_init(&t, &c, NULL, NULL);
 			ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
 			ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_ROW);
 			check_path(&t, 8193, RMQ_PATH_RNDV_READ, r.what);
@@ -1396,14 +1423,14 @@ START_TEST(test_path_efa_ring_never_by_size)
 	cfg.ring_slots     = 65536;
 	cfg.ring_slot_size = 64 * KiB;
 	cfg.ring_max       = 64 * MiB;
-	cfg.pat[RMQ_CFG_PAT_PAIR].ring_max = 64 * MiB;
+	sect(&cfg, "pair")->p.ring_max = 64 * MiB;
 	for (i = 0; i < NEFA; i++) {
 		r = with_write(efa_recs[i]);
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 		ck_assert(!c.ordered);
 		/* SRD may land writes out of order: no ring at all. */
 		ck_assert(!rmq_path_can(&c, RMQ_PATH_RING, NULL));
-		rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+		rmq_path_table_init(&t, &c, &cfg, "pair");
 		ck_assert(!t.ring_ok);
 		ck_assert(!t.ring);
 		for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -1411,7 +1438,7 @@ START_TEST(test_path_efa_ring_never_by_size)
 			    RMQ_PATH_RING);
 		/* and with the row's values alone */
 		ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
-		rmq_path_table_init(&t, &c, NULL, -1);
+		rmq_path_table_init(&t, &c, NULL, NULL);
 		ck_assert(!t.ring);
 		for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
 			ck_assert_int_ne(rmq_path_select(&t, sizes[k]),
@@ -1460,7 +1487,7 @@ START_TEST(test_path_efa_forced_ring_needs_cq_data)
 				ck_assert_ptr_null(why);
 			else
 				ck_assert_ptr_nonnull(why);
-			rmq_path_table_init(&t, &c, &cfg, -1);
+			rmq_path_table_init(&t, &c, &cfg, NULL);
 			ck_assert(t.ring_ok == can);
 			check_path(&t, 0, RMQ_PATH_RING, r.what);
 			check_path(&t, 1 * MiB, RMQ_PATH_RING, r.what);
@@ -1507,7 +1534,7 @@ START_TEST(test_path_cq_data_zero)
 		ck_assert_uint_gt(strlen(why), 0);
 		ck_assert(rmq_path_can(&c, RMQ_PATH_RNDV_READ, NULL));
 		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
-		rmq_path_table_init(&t, &c, NULL, -1);
+		rmq_path_table_init(&t, &c, NULL, NULL);
 		ck_assert(!t.ring_ok);
 		ck_assert(!t.ring);
 		check_path(&t, c.eager_max + 1, RMQ_PATH_RNDV_READ, r[i].what);
@@ -1518,7 +1545,7 @@ START_TEST(test_path_cq_data_zero)
 		    RMQ_CFG_SRC_FILE;
 		ck_assert_int_eq(caps_of(&c, &r[i], &cfg), 0);
 		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_READ);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
 		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
 
@@ -1526,7 +1553,7 @@ START_TEST(test_path_cq_data_zero)
 		r[i].caps &= ~FI_READ;
 		ck_assert_int_eq(caps_of(&c, &r[i], &cfg), 0);
 		ck_assert_int_eq(c.rndv_path, RMQ_PATH_RNDV_SEND);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
 		cfg.rndv = -1;
 	}
@@ -1629,13 +1656,13 @@ START_TEST(test_path_strict_table_unchanged)
 	for (i = 0; i < NALL; i++) {
 		for (wr = 0; wr < 2; wr++) {
 			r = wr ? with_write(all_recs[i]) : *all_recs[i];
-			for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
+			for (pat = -1; pat < NPAT; pat++) {
 				cfg.strict = 0;
 				ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
-				rmq_path_table_init(&a, &c, &cfg, pat);
+				rmq_path_table_init(&a, &c, &cfg, PAT(pat));
 				cfg.strict = 1;
 				ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
-				rmq_path_table_init(&b, &c, &cfg, pat);
+				rmq_path_table_init(&b, &c, &cfg, PAT(pat));
 				check_same_table(&a, &b, r.what);
 				ck_assert_uint_eq(b.inject_max,
 				    c.inject_max); /* strict: header inline */
@@ -1673,8 +1700,8 @@ START_TEST(test_path_force_seg_every_size)
 	for (i = 0; i < NALL; i++) {
 		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
 		ck_assert(rmq_path_can(&c, RMQ_PATH_SEG, NULL));
-		for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
-			rmq_path_table_init(&t, &c, &cfg, pat);
+		for (pat = -1; pat < NPAT; pat++) {
+			rmq_path_table_init(&t, &c, &cfg, PAT(pat));
 			ck_assert_int_eq(t.force, RMQ_PATH_SEG);
 			ck_assert_int_eq(t.src[RMQ_TH_FORCE], RMQ_SRC_FILE);
 			for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -1683,14 +1710,14 @@ START_TEST(test_path_force_seg_every_size)
 		}
 	}
 	/* the pattern's own path wins over the global one, for it only */
-	cfg.pat[RMQ_CFG_PAT_REQREP].force = RMQ_PATH_EAGER;
+	sect(&cfg, "reqrep")->p.force = RMQ_PATH_EAGER;
 	/* as the loader marks a key it read from the file */
-	cfg.src[rmq_config_key_index("thresholds.reqrep.path")] = RMQ_CFG_SRC_FILE;
+	sect(&cfg, "reqrep")->src[RMQ_CFG_PK_PATH] = RMQ_CFG_SRC_FILE;
 	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	rmq_path_table_init(&t, &c, &cfg, "reqrep");
 	check_path(&t, 1 * MiB, RMQ_PATH_EAGER, "reqrep");
 	ck_assert_int_eq(t.src[RMQ_TH_FORCE], RMQ_SRC_FILE);
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_init(&t, &c, &cfg, "pair");
 	check_path(&t, 0, RMQ_PATH_SEG, "pair");
 }
 END_TEST
@@ -1705,14 +1732,14 @@ START_TEST(test_path_pattern_eager_max_only_its_pattern)
 	int                   pat;
 
 	rmq_config_defaults(&cfg);
-	cfg.pat[RMQ_CFG_PAT_PAIR].eager_max = 12000;
+	sect(&cfg, "pair")->p.eager_max = 12000;
 	/* as the loader marks a key it read from the file */
-	cfg.src[rmq_config_key_index("thresholds.pair.eager_max")] = RMQ_CFG_SRC_FILE;
+	sect(&cfg, "pair")->src[RMQ_CFG_PK_EAGER] = RMQ_CFG_SRC_FILE;
 	for (i = 0; i < NALL; i++) {
 		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
-		for (pat = -1; pat < RMQ_CFG_NPAT; pat++) {
-			rmq_path_table_init(&t, &c, &cfg, pat);
-			if (pat == RMQ_CFG_PAT_PAIR) {
+		for (pat = -1; pat < NPAT; pat++) {
+			rmq_path_table_init(&t, &c, &cfg, PAT(pat));
+			if (pat == 0) { /* pair */
 				ck_assert_uint_eq(t.eager_max, 12000);
 				ck_assert_int_eq(t.src[RMQ_TH_EAGER],
 				    RMQ_SRC_FILE);
@@ -1732,9 +1759,9 @@ START_TEST(test_path_pattern_eager_max_only_its_pattern)
 	/* tuned: the pattern's value says so too */
 	cfg.tuned = 1;
 	ck_assert_int_eq(caps_of(&c, &rec_shm, &cfg), 0);
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_init(&t, &c, &cfg, "pair");
 	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_TUNED);
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	rmq_path_table_init(&t, &c, &cfg, "reqrep");
 	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ROW);
 }
 END_TEST
@@ -1758,19 +1785,19 @@ START_TEST(test_path_src_file_tuned_env)
 			continue; /* below this provider's inject_max */
 
 		cfg.src[k] = RMQ_CFG_SRC_FILE;
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_FILE);
 		ck_assert_uint_eq(t.eager_max, 6000);
 
 		cfg.tuned = 1;
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_TUNED);
 
 		cfg.src[k] = RMQ_CFG_SRC_ENV; /* env beats the file, tuned */
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ENV);
 		cfg.tuned = 0;
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_ENV);
 		ck_assert_str_eq(rmq_src_name(t.src[RMQ_TH_EAGER]),
 		    "environment");
@@ -1789,7 +1816,7 @@ START_TEST(test_path_src_file_tuned_env)
 		r.max_msg_size = 16 * KiB;
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 	}
-	rmq_path_table_init(&t, &c, &cfg, -1);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
 	ck_assert_uint_lt(t.eager_max, 16 * KiB);
 	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_INFO);
 }
@@ -1810,7 +1837,7 @@ START_TEST(test_path_rndv_impossible_falls_back)
 	for (i = 0; i < NALL; i++) {
 		/* possible: taken, from the file */
 		ck_assert_int_eq(caps_of(&c, all_recs[i], &cfg), 0);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_READ);
 		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_FILE);
 
@@ -1820,7 +1847,7 @@ START_TEST(test_path_rndv_impossible_falls_back)
 		r.caps &= ~FI_READ;
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 		ck_assert(!c.rma_read);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.rndv_path,
 		    rmq_path_can(&c, RMQ_PATH_RNDV_WRITE, NULL)
 		        ? RMQ_PATH_RNDV_WRITE
@@ -1830,7 +1857,7 @@ START_TEST(test_path_rndv_impossible_falls_back)
 
 		r = with_write(&r);
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_WRITE);
 		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
 
@@ -1838,7 +1865,7 @@ START_TEST(test_path_rndv_impossible_falls_back)
 		r.caps &= ~(FI_RMA | FI_WRITE | FI_REMOTE_READ |
 		            FI_REMOTE_WRITE | FI_TAGGED);
 		ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
-		rmq_path_table_init(&t, &c, &cfg, -1);
+		rmq_path_table_init(&t, &c, &cfg, NULL);
 		ck_assert_int_eq(t.rndv_path, RMQ_PATH_SEG);
 		ck_assert_int_eq(t.src[RMQ_TH_RNDV], RMQ_SRC_CAPS);
 		ck_assert_str_eq(rmq_src_name(t.src[RMQ_TH_RNDV]),
@@ -1868,10 +1895,10 @@ START_TEST(test_path_pattern_eager_max_tiny_max_msg_size)
 
 	r.max_msg_size = 40;
 	rmq_config_defaults(&cfg);
-	cfg.pat[RMQ_CFG_PAT_PAIR].eager_max = 1000;
+	sect(&cfg, "pair")->p.eager_max = 1000;
 	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 	ck_assert_uint_le(c.eager_max + RMQ_HDR_SIZE, r.max_msg_size);
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_init(&t, &c, &cfg, "pair");
 	ck_assert_msg(t.eager_max + RMQ_HDR_SIZE <= r.max_msg_size,
 	    "eager_max %zu with max_msg_size %zu", t.eager_max,
 	    r.max_msg_size);
@@ -2109,7 +2136,7 @@ START_TEST(test_named_table)
 	    "%s", err);
 	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
 	/* no name, or a name no section matches: the pattern's table */
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_init(&t, &c, &cfg, "pair");
 	rmq_path_table_named(&t, &c, &cfg, NULL);
 	ck_assert_uint_eq(t.eager_max, 4 * KiB);
 	ck_assert_int_eq(t.rndv_path, RMQ_PATH_RNDV_SEND);
@@ -2117,7 +2144,7 @@ START_TEST(test_named_table)
 	ck_assert_uint_eq(t.eager_max, 4 * KiB);
 	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_FILE);
 	/* big: its eager and ring limits, the pattern's rndv */
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_PAIR);
+	rmq_path_table_init(&t, &c, &cfg, "pair");
 	rmq_path_table_named(&t, &c, &cfg, "big");
 	ck_assert_uint_eq(t.eager_max, 16 * KiB);
 	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_NAMED);
@@ -2128,7 +2155,7 @@ START_TEST(test_named_table)
 	ck_assert_int_eq(t.force, -1);
 	ck_assert_str_eq(rmq_src_name(RMQ_SRC_NAMED), "YAML, socket name");
 	/* a pattern forces a path */
-	rmq_path_table_init(&t, &c, &cfg, RMQ_CFG_PAT_REQREP);
+	rmq_path_table_init(&t, &c, &cfg, "reqrep");
 	rmq_path_table_named(&t, &c, &cfg, "s1");
 	ck_assert_int_eq(t.force, RMQ_PATH_SEG);
 	ck_assert_int_eq(rmq_path_select(&t, 1), RMQ_PATH_SEG);
@@ -2136,13 +2163,16 @@ START_TEST(test_named_table)
 	/* ring by size: big's ring (32 KiB) is above its eager (16 KiB);
 	 * with eager 16 KiB from an option and no name, tcp's row ring
 	 * (64 KiB) is still above it; a name whose ring is below is not */
-	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "big",
-	    RMQ_CFG_PAT_PAIR, 0, false, 0));
+	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", "big", NULL));
 	cfg.named[0].p.ring_max = 8 * KiB;
-	ck_assert(!rmq_wants_ring(&cfg, &rmq_prov_tcp, "big",
-	    RMQ_CFG_PAT_PAIR, 0, false, 0));
-	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, NULL,
-	    RMQ_CFG_PAT_PAIR, 16 * KiB, false, 0));
+	ck_assert(!rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", "big", NULL));
+	{
+		struct rmq_path_opts o;
+
+		rmq_path_opts_init(&o);
+		o.eager_max = 16 * KiB;
+		ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", NULL, &o));
+	}
 }
 END_TEST
 

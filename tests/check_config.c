@@ -143,11 +143,38 @@ env_clear(void)
 
 /* Equal values; where each came from (src[], file, line, col) is not
  * compared. */
+/* Pattern sections that set nothing say what no section says. */
+static void
+drop_empty_sections(struct rmq_config *c)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < c->nsect; i++) {
+		const struct rmq_cfg_paths *p = &c->sect[i].p;
+
+		if (p->inject_max == 0 && p->eager_max == 0
+		    && p->ring_max == 0 && p->rndv == -1 && p->force == -1)
+			continue;
+		c->sect[n++] = c->sect[i];
+	}
+	for (j = n; j < RMQ_CFG_SECT_MAX; j++)
+		memset(&c->sect[j], 0, sizeof c->sect[j]);
+	c->nsect = n;
+	for (i = 0; i < n; i++) {
+		memset(c->sect[i].src, 0, sizeof c->sect[i].src);
+		memset(c->sect[i].line, 0, sizeof c->sect[i].line);
+		memset(c->sect[i].col, 0, sizeof c->sect[i].col);
+	}
+}
+
 static void
 assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 {
 	struct rmq_config x = *a, y = *b;
 	int               i, j;
+
+	drop_empty_sections(&x);
+	drop_empty_sections(&y);
 
 	memset(x.src, 0, sizeof x.src);
 	memset(y.src, 0, sizeof y.src);
@@ -165,6 +192,8 @@ assert_same_values(const struct rmq_config *a, const struct rmq_config *b)
 			y.named[i].line[j] = y.named[i].line[j] != 0;
 			x.named[i].col[j]  = 0;
 			y.named[i].col[j]  = 0;
+			x.named[i].src[j]  = 0;
+			y.named[i].src[j]  = 0;
 		}
 	ck_assert_mem_eq(&x, &y, sizeof x);
 }
@@ -391,7 +420,7 @@ END_TEST
 START_TEST(test_named_sections)
 {
 	struct rmq_config           cfg;
-	const struct rmq_cfg_named *nd;
+	const struct rmq_cfg_section *nd;
 	char                        err[RMQ_CFG_ERR_MAX];
 
 	ck_assert_int_eq(load_str(&cfg,
@@ -960,7 +989,11 @@ START_TEST(test_env_full_names)
 	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
 	ck_assert_int_eq(cfg.sndhwm, 5);
 	ck_assert_int_eq(cfg.linger_ms, -1);
-	ck_assert_int_eq(cfg.pat[RMQ_CFG_PAT_PAIR].rndv, RMQ_PATH_RNDV_WRITE);
+	ck_assert_ptr_nonnull(rmq_config_section(&cfg, "pair"));
+	ck_assert_int_eq(rmq_config_section(&cfg, "pair")->p.rndv,
+	    RMQ_PATH_RNDV_WRITE);
+	ck_assert_int_eq(rmq_config_section(&cfg, "pair")->src[RMQ_CFG_PK_RNDV],
+	    RMQ_CFG_SRC_ENV);
 	ck_assert_uint_eq(cfg.ring_slot_size, 8 * KiB);
 	ck_assert_uint_eq(cfg.eager_max, 2 * KiB);
 	ck_assert_int_eq(cfg.src[rmq_config_key_index("limits.sndhwm")],

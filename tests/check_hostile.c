@@ -10,7 +10,11 @@
 #include <rdma/fi_endpoint.h>
 
 #include "checkmain.h"
-#include "rmq_int.h"
+#include "conn/peer.h"
+#include "paths/tx.h"
+#include "progress.h"
+#include "rxq.h"
+#include "sock.h"
 #include "testutil.h"
 
 #define GOOD "good message"
@@ -58,7 +62,7 @@ raw(struct rmq_socket *s, struct rmq_peer *p, const uint8_t *b, size_t n)
 	do {
 		rc = fi_inject(s->ep, b, n, p->fiaddr);
 		if (rc == -FI_EAGAIN)
-			rmq_progress(s);
+			rmq_reactor_progress(&s->reactor);
 	} while (rc == -FI_EAGAIN);
 	ck_assert_int_eq(rc, 0);
 }
@@ -107,7 +111,7 @@ attack(const char *prov, bool bogus_rts)
 	                        serve_victim, &bogus_rts, ep, sizeof(ep), 0,
 	                        maxmsg);
 	open_connected(RMQ_PAIR, ep, &ctx, &s);
-	p = s->peers[0];
+	p = rmq_peer_at(s, 0);
 	ck_assert_ptr_nonnull(p);
 	conn = p->rid;
 
@@ -198,11 +202,11 @@ cts_then_die(const char *prov)
 		    rmq_socket_open(ctx, RMQ_PAIR, &s) != 0 ||
 		    rmq_connect(s, ep) != 0 || rmq_send(s, "go", 2, 0) != 2)
 			_exit(1);
-		p = s->peers[0];
-		while (p->qhead == NULL)
-			rmq_progress(s);
+		p = rmq_peer_at(s, 0);
+		while (p->q.head == NULL)
+			rmq_reactor_progress(&s->reactor);
 		e = rmq_rxq_pop(s, p); /* the RTS */
-		rmq_xfer_ctl(s, p, RMQ_MT_CTS, e->rts.cookie, 0);
+		rmq_tx_ctl(s, p, RMQ_MT_CTS, e->rts.cookie, 0);
 		rmq_rxent_free(s, e);
 		usleep(200000);
 		kill(getpid(), SIGKILL);

@@ -28,7 +28,11 @@
 
 #include "checkmain.h"
 #include "rmq_config.h"
-#include "rmq_int.h"
+#include "conn/peer.h"
+#include "ep.h"
+#include "msg.h"
+#include "paths/ring.h"
+#include "sock.h"
 #include "testutil.h"
 
 #if RMQ_HAVE_HWLOC
@@ -979,6 +983,8 @@ START_TEST(test_socket_memory_placed)
 	rmq_ctx           *ctx;
 	rmq_msg           *msg;
 	size_t             ring_len;
+	void              *ring;
+	struct rmq_numa_mem ring_mem;
 	int                i, want, nslabs = 0;
 
 	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
@@ -995,14 +1001,14 @@ START_TEST(test_socket_memory_placed)
 		                 s->dom->place.node);
 	}
 	ck_assert_int_ge(nslabs, 1);
-	ck_assert_int_eq(s->tx_numa.how, want);
-	for (i = 0; i < s->peers_cap && p == NULL; i++)
-		p = s->peers[i];
+	ck_assert_int_eq(s->tx.numa.how, want);
+	for (i = 0; i < s->peers.cap && p == NULL; i++)
+		p = rmq_peer_at(s, i);
 	ck_assert_ptr_nonnull(p);
-	ck_assert_ptr_nonnull(p->ring); /* tcp has the ring path */
-	ck_assert_int_eq(p->ring_mem.how, want);
-	ring_len = (size_t) p->ring_slots * p->ring_slot;
-	ck_assert_int_eq(rmq_numa_where(&ctx->numa, p->ring, ring_len),
+	/* tcp has the ring path */
+	ck_assert(rmq_ring_rx_area(p, &ring, &ring_len, &ring_mem));
+	ck_assert_int_eq(ring_mem.how, want);
+	ck_assert_int_eq(rmq_numa_where(&ctx->numa, ring, ring_len),
 	                 s->dom->place.node);
 	/* Ours and the peer's: slabs, tx slots and rings, all bound. */
 	if (want == RMQ_NUMA_MEM_BOUND)

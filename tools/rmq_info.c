@@ -9,6 +9,7 @@
  * started the same way gets.  It links the engine's internals to read the
  * negotiated capabilities; it opens no endpoint.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,12 @@
 #include <unistd.h>
 
 #include "rmq_config.h"
-#include "rmq_int.h"
+#include "caps.h"
+#include "ctx.h"
+#include "numa.h"
+#include "paths/path.h"
+#include "pattern.h"
+#include "select.h"
 
 #if RMQ_HAVE_HWLOC
 #include <hwloc.h>
@@ -68,7 +74,7 @@ yes(bool b)
 static const char *
 src_text(const struct rmq_config *cfg, int src, char *buf, size_t len)
 {
-	const struct rmq_cfg_named *nd;
+	const struct rmq_cfg_section *nd;
 
 	switch (src) {
 	case RMQ_SRC_FILE:
@@ -261,14 +267,14 @@ range(size_t lo, size_t hi, const char *path, const char *why)
 }
 
 static void
-print_table(const struct rmq_caps *c, const struct rmq_config *cfg, int pat,
-            const char *name)
+print_table(const struct rmq_caps *c, const struct rmq_config *cfg,
+            const char *section, const char *name)
 {
 	struct rmq_path_table t;
 	char                  s1[420], s2[420], why[440];
 	size_t                lo = 0;
 
-	rmq_path_table_init(&t, c, cfg, pat);
+	rmq_path_table_init(&t, c, cfg, section);
 	rmq_path_table_named(&t, c, cfg, sock_name);
 	if (sock_name != NULL)
 		printf("path table, %s, socket '%s'%s:\n", name, sock_name,
@@ -335,16 +341,55 @@ print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 	}
 }
 
-/* As a socket of either pattern would ask for its domain (ep.c). */
+/* As a socket of any pattern would ask for its domain (ep.c). */
 static bool
 wants_order(const struct rmq_config *cfg, const struct rmq_prov *prov)
 {
-	int pat;
+	const struct rmq_pattern_ops *const *p;
 
-	for (pat = 0; pat < RMQ_CFG_NPAT; pat++)
-		if (rmq_wants_ring(cfg, prov, sock_name, pat, 0, false, 0))
+	for (p = rmq_pattern_all(); *p != NULL; p++)
+		if (rmq_wants_ring(cfg, prov, (*p)->section, sock_name, NULL))
 			return true;
 	return false;
+}
+
+/*
+ * Each pattern section once, in the registry's order, with the names of
+ * its patterns ("REQ/REP"); only section if it is not NULL.  Returns
+ * whether section is one.
+ */
+static bool
+print_tables(const struct rmq_caps *c, const struct rmq_config *cfg,
+             const char *section)
+{
+	const struct rmq_pattern_ops *const *p, *const *q;
+	char                                name[64];
+	size_t                              n, i;
+	bool                                found = false;
+
+	for (p = rmq_pattern_all(); *p != NULL; p++) {
+		for (q = rmq_pattern_all(); q != p; q++)
+			if (strcmp((*q)->section, (*p)->section) == 0)
+				break;
+		if (q != p || (section != NULL &&
+		               strcmp(section, (*p)->section) != 0))
+			continue;
+		found = true;
+		if (c == NULL)
+			continue;
+		for (n = 0, q = p; *q != NULL; q++) {
+			if (strcmp((*q)->section, (*p)->section) != 0)
+				continue;
+			n += (size_t) snprintf(name + n, sizeof(name) - n, "%s",
+			                       n ? "/" : "");
+			for (i = 0; (*q)->name[i] != '\0' && n + 1 < sizeof(name);
+			     i++)
+				name[n++] = (char) toupper((*q)->name[i]);
+			name[n] = '\0';
+		}
+		print_table(c, cfg, (*p)->section, name);
+	}
+	return found;
 }
 
 int
@@ -406,8 +451,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	sock_name = o.name;
-	if (o.pattern != NULL && strcmp(o.pattern, "pair") != 0 &&
-	    strcmp(o.pattern, "reqrep") != 0) {
+	if (o.pattern != NULL && !print_tables(NULL, NULL, o.pattern)) {
 		fprintf(stderr, "rmq_info: unknown pattern '%s' (pair, reqrep)\n",
 		        o.pattern);
 		return 2;
@@ -461,11 +505,7 @@ main(int argc, char **argv)
 		       prov->name, ctx->cfg.provider_order);
 	print_caps(dom, info);
 	print_numa(ctx, dom);
-	if (o.pattern == NULL || strcmp(o.pattern, "pair") == 0)
-		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_PAIR, "PAIR");
-	if (o.pattern == NULL || strcmp(o.pattern, "reqrep") == 0)
-		print_table(&dom->caps, &ctx->cfg, RMQ_CFG_PAT_REQREP,
-		            "REQ/REP");
+	(void) print_tables(&dom->caps, &ctx->cfg, o.pattern);
 	print_can(&dom->caps, &ctx->cfg);
 	fi_freeinfo(info);
 	rmq_dom_put(ctx, dom);

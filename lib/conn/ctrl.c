@@ -1,0 +1,780 @@
+/*
+ * The out-of-band control channel (ctrl.h): listening, dialling, the
+ * handshake, the goodbye, and watching each peer's channel for its BYE or
+ * its death.  The sockets are sources of the socket's reactor; a timer
+ * expires slow handshakes and peers that said goodbye.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rdma/fi_domain.h>
+
+#include "conn/addr.h"
+#include "conn/ctrl.h"
+#include "conn/peer.h"
+#include "ctx.h"
+#include "paths/path.h"
+#include "pattern.h"
+#include "sock.h"
+#include "util.h"
+
+/*
+ * A control connection tells us at once when the peer process dies (EOF).
+ * When its host vanishes (power, cable, partition) nothing arrives: TCP
+ * keepalives probe an idle channel after 2 s, every 1 s, and give up after
+ * 3 misses, so a lost host is noticed in about 5 s.
+ */
+static void
+tcp_tune(int fd)
+{
+	int one = 1, idle = 2, intvl = 1, cnt = 3;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+static void
+set_nonblock(int fd)
+{
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+static int
+write_all(int fd, const uint8_t *b, size_t n, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	ssize_t       w;
+
+	while (n > 0) {
+		w = send(fd, b, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			b += w;
+			n -= (size_t) w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -RMQ_ETIMEDOUT;
+	}
+	return 0;
+}
+
+static int
+read_frame(int fd, uint8_t *b, int timeout_ms, int *kind, size_t *body)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	int64_t       dl  = rmq_deadline(timeout_ms);
+	size_t        have = 0, need = RMQ_CTRL_HDR_SIZE;
+	ssize_t       r;
+	int           rc, ms;
+
+	while (have < need) {
+		ms = (int) ((dl - rmq_now_ns()) / 1000000);
+		if (timeout_ms >= 0 && ms <= 0)
+			return -RMQ_ETIMEDOUT;
+		if (poll(&pfd, 1, timeout_ms < 0 ? -1 : ms) <= 0)
+			continue;
+		r = recv(fd, b + have, need - have, 0);
+		if (r == 0)
+			return -RMQ_ECONNRESET;
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		have += (size_t) r;
+		if (have == RMQ_CTRL_HDR_SIZE && need == RMQ_CTRL_HDR_SIZE) {
+			rc = rmq_ctrl_decode_hdr(b, kind, body);
+			if (rc != 0)
+				return rc;
+			need += *body;
+		}
+	}
+	return 0;
+}
+
+static void
+send_reject(int fd, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+send_reject(int fd, int code, const char *fmt, ...)
+{
+	struct rmq_reject r = {.code = (uint32_t) code};
+	uint8_t           b[RMQ_CTRL_HDR_SIZE + 4 + sizeof(r.reason)];
+	va_list           ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r.reason, sizeof(r.reason), fmt, ap);
+	va_end(ap);
+	(void) write_all(fd, b, rmq_ctrl_encode_reject(b, &r), 100);
+}
+
+/* ---- the handshake ---- */
+
+/*
+ * Our HELLO for p: our fields and each path's.  A sockaddr endpoint bound
+ * to INADDR_ANY is told to the peer with the address its control
+ * connection reached us on, which routes back to us.
+ */
+static void
+hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
+           struct rmq_hello *h)
+{
+	struct sockaddr_in *fin, loc;
+	socklen_t           sl = sizeof(loc);
+	int                 i;
+
+	memset(h, 0, sizeof(*h));
+	h->pattern = s->pat->self_id;
+	snprintf(h->prov, sizeof(h->prov), "%s",
+	         s->info->fabric_attr->prov_name);
+	h->conn      = p->id;
+	h->rcvhwm    = (uint32_t) s->rcvhwm;
+	h->maxmsg    = s->maxmsg < 0 ? UINT64_MAX : (uint64_t) s->maxmsg;
+	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
+	h->addr_len  = (uint16_t) s->fabaddr_len;
+	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (s->path_ops[i]->hello_out != NULL)
+			s->path_ops[i]->hello_out(s, p, h);
+	fin = (struct sockaddr_in *) (void *) h->addr;
+	if ((s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) &&
+	    s->fabaddr_len >= sizeof(*fin) && fin->sin_family == AF_INET &&
+	    fin->sin_addr.s_addr == htonl(INADDR_ANY) &&
+	    getsockname(fd, (struct sockaddr *) &loc, &sl) == 0 &&
+	    loc.sin_family == AF_INET)
+		fin->sin_addr = loc.sin_addr;
+}
+
+/* Validate a peer's HELLO; on success fill the peer.  reason on error. */
+static int
+hello_accept(struct rmq_socket *s, struct rmq_peer *p,
+             const struct rmq_hello *h, char *reason, size_t rl)
+{
+	const char *ours = s->info->fabric_attr->prov_name;
+	int         i, rc;
+
+	if (strcmp(h->prov, ours) != 0) {
+		snprintf(reason, rl, "peer uses provider '%s', we use '%s'",
+		         h->prov, ours);
+		return -RMQ_EPROVIDER;
+	}
+	if (h->pattern != s->pat->peer_id) {
+		snprintf(reason, rl,
+		         "a %s socket cannot talk to a peer of type 0x%x "
+		         "(needs %s)",
+		         s->pat->name, h->pattern, s->pat->peer_name);
+		return -RMQ_EPATTERN;
+	}
+	if (s->info->addr_format == FI_SOCKADDR_IN &&
+	    (h->addr_len != sizeof(struct sockaddr_in) ||
+	     ((const struct sockaddr_in *) (const void *) h->addr)
+	             ->sin_family != AF_INET)) {
+		snprintf(reason, rl, "bad fabric address (%u bytes)",
+		         h->addr_len);
+		return -RMQ_EPROTO;
+	}
+	if (s->info->addr_format == FI_ADDR_STR &&
+	    memchr(h->addr, '\0', h->addr_len) == NULL) {
+		snprintf(reason, rl, "fabric address is not a string");
+		return -RMQ_EPROTO;
+	}
+	rc = fi_av_insert(s->av, h->addr, 1, &p->fiaddr, 0, NULL);
+	if (rc != 1) {
+		snprintf(reason, rl, "fi_av_insert: %s",
+		         fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+		return -RMQ_EPROTO;
+	}
+	p->rid       = h->conn;
+	p->rcvhwm    = h->rcvhwm;
+	p->credits   = h->rcvhwm;
+	p->maxmsg    = h->maxmsg;
+	p->eager_max = h->eager_max;
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (s->path_ops[i]->hello_in != NULL &&
+		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)
+			return rc;
+	return 0;
+}
+
+static void chan_ready(struct rmq_source *src, short revents, void *owner);
+
+/* The handshake is done: p watches its channel, and is LIVE. */
+static int
+peer_start(struct rmq_socket *s, struct rmq_peer *p, int fd)
+{
+	set_nonblock(fd);
+	if (rmq_source_add(&s->reactor, &p->chan.src, fd, chan_ready) != 0)
+		return -RMQ_ENOMEM;
+	rmq_peer_live(s, p);
+	return 0;
+}
+
+int
+rmq_ctrl_dial(const struct rmq_addr *a, int64_t deadline, int *fdp,
+              struct sockaddr_in *sin)
+{
+	struct sockaddr_un un;
+	socklen_t          sl;
+	int                fd, rc, backoff_ms = 10;
+	char               where[160];
+
+	if (!a->unix_name && (rc = rmq_addr_resolve(a, false, sin)) != 0)
+		return rc;
+	for (;;) {
+		fd = socket(a->unix_name ? AF_UNIX : AF_INET,
+		            SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (a->unix_name) {
+			sl = rmq_addr_unix(&un, a->name);
+			rc = connect(fd, (struct sockaddr *) &un, sl);
+		} else {
+			rc = connect(fd, (struct sockaddr *) sin, sizeof(*sin));
+		}
+		if (rc == 0)
+			break;
+		rc = -errno;
+		close(fd);
+		if (rc != -ECONNREFUSED && rc != -ENOENT && rc != -EAGAIN)
+			goto fail;
+		if (rmq_now_ns() >= deadline) {
+			rc = -RMQ_ETIMEDOUT;
+			goto fail;
+		}
+		usleep((useconds_t) backoff_ms * 1000);
+		if (backoff_ms < 100)
+			backoff_ms *= 2;
+	}
+	if (!a->unix_name) {
+		tcp_tune(fd);
+		sl = sizeof(*sin);
+		getsockname(fd, (struct sockaddr *) sin, &sl); /* local side */
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	rmq_addr_show(a, where, sizeof(where));
+	rmq_log(RMQ_LOG_ERROR, "connect %s: %s", where, rmq_strerror(rc));
+	return rc;
+}
+
+int
+rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
+                   int64_t deadline)
+{
+	uint8_t           b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	struct rmq_hello  h;
+	struct rmq_reject rj;
+	struct rmq_peer  *p;
+	char              reason[160] = "";
+	size_t            body;
+	int               rc, kind, ms;
+
+	p = rmq_peer_new(s);
+	if (p == NULL) {
+		close(fd);
+		return -RMQ_ENOMEM;
+	}
+	rmq_addr_show(a, p->name, sizeof(p->name));
+	hello_fill(s, fd, p, &h);
+	rc = write_all(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
+	if (rc != 0)
+		goto out;
+	/* The binding side answers when it next progresses. */
+	ms = s->connect_ms < 0 ? -1
+	                       : (int) ((deadline - rmq_now_ns()) / 1000000);
+	if (ms >= 0 && ms < s->handshake_ms)
+		ms = s->handshake_ms;
+	rc = read_frame(fd, b, ms, &kind, &body);
+	if (rc == 0 && kind == RMQ_CK_REJECT) {
+		rc = rmq_ctrl_decode_reject(&rj, b + RMQ_CTRL_HDR_SIZE, body);
+		if (rc == 0) {
+			rmq_log(RMQ_LOG_ERROR, "%s refused us: %s", p->name,
+			        rj.reason);
+			rc = rj.code > 0 && rj.code < RMQ_ERR_MAX
+			         ? -(int) rj.code
+			         : -RMQ_EPROTO;
+		}
+		goto out;
+	}
+	if (rc == 0 && kind != RMQ_CK_HELLO)
+		rc = -RMQ_EPROTO;
+	if (rc == 0)
+		rc = rmq_ctrl_decode_hello(&h, b + RMQ_CTRL_HDR_SIZE, body);
+	if (rc == 0)
+		rc = hello_accept(s, p, &h, reason, sizeof(reason));
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
+		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
+		        reason);
+		goto out;
+	}
+	rc = peer_start(s, p, fd);
+	if (rc == 0)
+		return 0;
+out:
+	close(fd);
+	p->state = RMQ_PEER_DEAD;
+	rmq_peer_destroy(s, p);
+	return rc;
+}
+
+/* ---- the binding side, driven by the reactor ---- */
+
+static void
+pending_drop(struct rmq_socket *s, struct rmq_pending *pd)
+{
+	struct rmq_pending **pp;
+
+	for (pp = &s->ctrl.pendings; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == pd) {
+			*pp = pd->next;
+			break;
+		}
+	rmq_source_remove(&s->reactor, &pd->src);
+	if (pd->src.fd >= 0)
+		close(pd->src.fd);
+	free(pd);
+}
+
+static void
+pending_fail(struct rmq_socket *s, struct rmq_pending *pd, int code,
+             const char *reason)
+{
+	rmq_log(RMQ_LOG_WARN, "handshake from %s rejected: %s (%s)", pd->name,
+	        reason, rmq_strerror(code));
+	send_reject(pd->src.fd, code, "%s", reason);
+	s->stats.handshake_errors++;
+	pending_drop(s, pd);
+}
+
+static void
+pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
+{
+	uint8_t          b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	struct rmq_hello h;
+	struct rmq_peer *p;
+	char             reason[160];
+	int              rc, fd;
+
+	rc = rmq_ctrl_decode_hello(&h, pd->buf + RMQ_CTRL_HDR_SIZE, body);
+	if (rc != 0) {
+		pending_fail(s, pd, -rc, "malformed HELLO");
+		return;
+	}
+	if (s->pat->max_peers != 0 && s->peers.nlive >= s->pat->max_peers) {
+		snprintf(reason, sizeof(reason),
+		         "this %s socket already has its peer%s", s->pat->name,
+		         s->pat->max_peers > 1 ? "s" : "");
+		pending_fail(s, pd, RMQ_EPEERFULL, reason);
+		return;
+	}
+	p = rmq_peer_new(s);
+	if (p == NULL) {
+		pending_fail(s, pd, RMQ_ENOMEM, "out of memory");
+		return;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", pd->name);
+	rc = hello_accept(s, p, &h, reason, sizeof(reason));
+	if (rc != 0) {
+		p->state = RMQ_PEER_DEAD;
+		rmq_peer_destroy(s, p);
+		pending_fail(s, pd, -rc, reason);
+		return;
+	}
+	hello_fill(s, pd->src.fd, p, &h);
+	rc = write_all(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
+	fd = pd->src.fd;
+	if (rc == 0) {
+		/* The channel is the peer's now. */
+		rmq_source_remove(&s->reactor, &pd->src);
+		pd->src.fd = -1;
+		rc = peer_start(s, p, fd);
+		if (rc != 0)
+			close(fd);
+	}
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_WARN, "handshake with %s: %s", pd->name,
+		        rmq_strerror(rc));
+		p->state = RMQ_PEER_DEAD;
+		rmq_peer_destroy(s, p);
+		s->stats.handshake_errors++;
+		pending_drop(s, pd);
+		return;
+	}
+	pending_drop(s, pd);
+	rmq_log(RMQ_LOG_INFO, "peer %s connected", p->name);
+}
+
+static void
+pending_read(struct rmq_socket *s, struct rmq_pending *pd)
+{
+	size_t  need = RMQ_CTRL_HDR_SIZE, body = 0;
+	ssize_t r;
+	int     kind = 0, rc;
+
+	for (;;) {
+		if (pd->have >= RMQ_CTRL_HDR_SIZE) {
+			rc = rmq_ctrl_decode_hdr(pd->buf, &kind, &body);
+			if (rc != 0) {
+				pending_fail(s, pd, -rc,
+				             rc == -RMQ_EVERSION
+				                 ? "unsupported wire version"
+				                 : "not a librmq handshake");
+				return;
+			}
+			if (kind != RMQ_CK_HELLO) {
+				pending_fail(s, pd, RMQ_EPROTO,
+				             "expected HELLO");
+				return;
+			}
+			need = RMQ_CTRL_HDR_SIZE + body;
+			if (pd->have == need) {
+				pending_hello(s, pd, body);
+				return;
+			}
+		}
+		r = recv(pd->src.fd, pd->buf + pd->have, need - pd->have, 0);
+		if (r > 0) {
+			pd->have += (size_t) r;
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		rmq_log(RMQ_LOG_WARN, "handshake from %s: connection closed",
+		        pd->name);
+		s->stats.handshake_errors++;
+		pending_drop(s, pd);
+		return;
+	}
+}
+
+static void
+pending_ready(struct rmq_source *src, short revents, void *owner)
+{
+	RMQ_UNUSED(revents);
+	pending_read(owner, rmq_container_of(src, struct rmq_pending, src));
+}
+
+static void
+accept_ready(struct rmq_source *src, short revents, void *owner)
+{
+	struct rmq_socket   *s = owner;
+	struct rmq_listener *l = rmq_container_of(src, struct rmq_listener, src);
+	struct rmq_pending  *pd;
+	struct sockaddr_in   sin;
+	socklen_t            sl;
+	int                  fd;
+
+	RMQ_UNUSED(revents);
+	for (;;) {
+		sl = sizeof(sin);
+		fd = accept4(l->src.fd, (struct sockaddr *) &sin, &sl,
+		             SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		pd = calloc(1, sizeof(*pd));
+		if (pd == NULL ||
+		    rmq_source_add(&s->reactor, &pd->src, fd, pending_ready) != 0) {
+			free(pd);
+			close(fd);
+			return;
+		}
+		if (sin.sin_family == AF_INET)
+			tcp_tune(fd);
+		pd->deadline = rmq_deadline(s->handshake_ms);
+		if (sin.sin_family == AF_INET)
+			snprintf(pd->name, sizeof(pd->name), "%s:%u",
+			         inet_ntoa(sin.sin_addr), ntohs(sin.sin_port));
+		else
+			snprintf(pd->name, sizeof(pd->name), "local peer");
+		pd->next          = s->ctrl.pendings;
+		s->ctrl.pendings  = pd;
+		pending_read(s, pd);
+	}
+}
+
+int
+rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
+                const struct sockaddr_in *sin)
+{
+	struct rmq_listener *l;
+	struct sockaddr_in   bound;
+	struct sockaddr_un   un;
+	socklen_t            sl;
+	char                 where[160];
+	int                  fd, rc, one = 1;
+
+	fd = socket(a->unix_name ? AF_UNIX : AF_INET,
+	            SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (a->unix_name) {
+		sl = rmq_addr_unix(&un, a->name);
+		rc = bind(fd, (struct sockaddr *) &un, sl);
+	} else {
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		rc = bind(fd, (const struct sockaddr *) sin, sizeof(*sin));
+	}
+	if (rc == 0)
+		rc = listen(fd, 128);
+	if (rc != 0) {
+		rc = -errno;
+		rmq_addr_show(a, where, sizeof(where));
+		rmq_log(RMQ_LOG_ERROR, "bind %s: %s", where, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	l = calloc(1, sizeof(*l));
+	if (l == NULL ||
+	    rmq_source_add(&s->reactor, &l->src, fd, accept_ready) != 0) {
+		free(l);
+		close(fd);
+		return -RMQ_ENOMEM;
+	}
+	if (a->unix_name) {
+		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s",
+		         a->prov->name, a->name);
+	} else {
+		sl = sizeof(bound);
+		getsockname(fd, (struct sockaddr *) &bound, &sl);
+		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s:%u",
+		         a->prov->name, a->host, ntohs(bound.sin_port));
+	}
+	snprintf(s->last_endpoint, sizeof(s->last_endpoint), "%s",
+	         l->endpoint);
+	l->next            = s->ctrl.listeners;
+	s->ctrl.listeners  = l;
+	return 0;
+}
+
+bool
+rmq_ctrl_listening(const struct rmq_socket *s)
+{
+	return s->ctrl.listeners != NULL;
+}
+
+/* ---- connected peers ---- */
+
+/* A CLOSING peer whose messages are all in: acknowledge and let it go. */
+static void
+closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
+{
+	uint8_t b[RMQ_CTRL_HDR_SIZE];
+
+	if (p->state != RMQ_PEER_CLOSING)
+		return;
+	if (p->recvd >= p->chan.bye_count) {
+		if (p->chan.src.fd >= 0)
+			(void) write_all(p->chan.src.fd, b,
+			                 rmq_ctrl_encode_bye_ack(b), 100);
+		rmq_peer_fail(s, p, 0, "left");
+	} else if (p->chan.closing_deadline == 0) {
+		p->chan.closing_deadline =
+		    now + (int64_t) s->handshake_ms * 1000000;
+	} else if (now >= p->chan.closing_deadline) {
+		rmq_peer_fail(s, p, -RMQ_ECONNRESET,
+		              "left before its messages arrived");
+	}
+}
+
+/* One complete control frame from a connected peer. */
+static void
+peer_frame(struct rmq_socket *s, struct rmq_peer *p, int kind,
+           const uint8_t *body, size_t len)
+{
+	uint64_t sent;
+
+	if (kind == RMQ_CK_BYE_ACK && len == 0) {
+		p->chan.bye_acked = true;
+		return;
+	}
+	if (kind == RMQ_CK_BYE && rmq_ctrl_decode_bye(&sent, body, len) == 0) {
+		p->chan.bye_count = sent;
+		rmq_peer_closing(s, p);
+		rmq_log(RMQ_LOG_INFO, "peer %s said goodbye", p->name);
+		rmq_reactor_drain(&s->reactor);
+		closing_check(s, p, rmq_now_ns());
+		return;
+	}
+	s->stats.proto_errors++;
+	rmq_peer_fail(s, p, -RMQ_EPROTO, "garbage on control channel");
+}
+
+/* A peer's control channel is readable: BYE, BYE_ACK, EOF or garbage. */
+static void
+chan_read(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct rmq_chan *c = &p->chan;
+	size_t           body, need;
+	ssize_t          r;
+	int              kind, rc;
+
+	for (;;) {
+		r = recv(c->src.fd, c->buf + c->have, sizeof(c->buf) - c->have,
+		         0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0)
+			break;
+		c->have += (size_t) r;
+		while (c->have >= RMQ_CTRL_HDR_SIZE) {
+			rc   = rmq_ctrl_decode_hdr(c->buf, &kind, &body);
+			need = RMQ_CTRL_HDR_SIZE + body;
+			if (rc != 0 || need > sizeof(c->buf)) {
+				s->stats.proto_errors++;
+				rmq_peer_fail(s, p, -RMQ_EPROTO,
+				              "garbage on control channel");
+				return;
+			}
+			if (c->have < need)
+				break;
+			peer_frame(s, p, kind, c->buf + RMQ_CTRL_HDR_SIZE,
+			           body);
+			if (p->state == RMQ_PEER_DEAD)
+				return;
+			memmove(c->buf, c->buf + need, c->have - need);
+			c->have -= need;
+		}
+	}
+	/* EOF or error: take in what the fabric still holds first. */
+	rmq_reactor_drain(&s->reactor);
+	if (p->state == RMQ_PEER_DEAD)
+		return;
+	if ((p->state == RMQ_PEER_CLOSING && p->recvd >= c->bye_count) ||
+	    c->bye_acked) {
+		rmq_peer_fail(s, p, 0, "left");
+		return;
+	}
+	rmq_peer_fail(s, p, -RMQ_ECONNRESET,
+	              p->state == RMQ_PEER_CLOSING
+	                  ? "left before its messages arrived"
+	                  : "control channel closed (peer died?)");
+}
+
+/* A goodbye may end the peer: keep it allocated while we look at it. */
+static void
+chan_ready(struct rmq_source *src, short revents, void *owner)
+{
+	struct rmq_socket *s = owner;
+	struct rmq_peer   *p = rmq_container_of(src, struct rmq_peer, chan.src);
+
+	RMQ_UNUSED(revents);
+	rmq_peer_hold(p);
+	chan_read(s, p);
+	rmq_peer_release(s, p);
+}
+
+/* Every poll round: slow handshakes fail, closing peers finish. */
+static void
+ctrl_timer(struct rmq_timer *t, int64_t now, void *owner)
+{
+	struct rmq_socket  *s = owner;
+	struct rmq_pending *pd, *pdn;
+	struct rmq_peer    *p;
+	int64_t             when = INT64_MAX;
+	int                 i;
+
+	for (pd = s->ctrl.pendings; pd != NULL; pd = pdn) {
+		pdn = pd->next;
+		if (now >= pd->deadline)
+			pending_fail(s, pd, RMQ_ETIMEDOUT,
+			             "no complete HELLO in time");
+		else if (pd->deadline < when)
+			when = pd->deadline;
+	}
+	/* Only a peer that is not LIVE can be closing. */
+	for (i = 0; s->peers.n > s->peers.nlive && i < s->peers.cap; i++) {
+		p = rmq_peer_at(s, i);
+		if (p == NULL || p->state != RMQ_PEER_CLOSING)
+			continue;
+		rmq_peer_hold(p);
+		closing_check(s, p, now);
+		if (p->state == RMQ_PEER_CLOSING &&
+		    p->chan.closing_deadline < when)
+			when = p->chan.closing_deadline;
+		rmq_peer_release(s, p);
+	}
+	t->when = when;
+}
+
+void
+rmq_ctrl_init(struct rmq_socket *s)
+{
+	rmq_timer_add(&s->reactor, &s->ctrl.timer, ctrl_timer);
+}
+
+/* Tell p how many messages we sent it; it acknowledges when all are in. */
+static void
+ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
+{
+	uint8_t b[RMQ_CTRL_HDR_SIZE + 8];
+
+	RMQ_UNUSED(s);
+	if (p->chan.src.fd < 0 || p->chan.bye_sent)
+		return;
+	p->chan.bye_sent = true;
+	if (write_all(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
+	              100) != 0)
+		p->chan.bye_acked = true; /* nobody to wait for */
+}
+
+void
+rmq_ctrl_bye_all(struct rmq_socket *s)
+{
+	struct rmq_peer *p;
+	int              i;
+
+	for (i = 0; i < s->peers.cap; i++)
+		if ((p = rmq_peer_at(s, i)) != NULL &&
+		    p->state != RMQ_PEER_DEAD)
+			ctrl_bye(s, p);
+}
+
+bool
+rmq_ctrl_byes_acked(struct rmq_socket *s)
+{
+	struct rmq_peer *p;
+	int              i;
+
+	for (i = 0; i < s->peers.cap; i++) {
+		p = rmq_peer_at(s, i);
+		if (p != NULL && p->chan.src.fd >= 0 && p->chan.bye_sent &&
+		    !p->chan.bye_acked && p->state != RMQ_PEER_DEAD)
+			return false;
+	}
+	return true;
+}
+
+void
+rmq_ctrl_close(struct rmq_socket *s)
+{
+	struct rmq_listener *l;
+
+	while ((l = s->ctrl.listeners) != NULL) {
+		s->ctrl.listeners = l->next;
+		rmq_source_remove(&s->reactor, &l->src);
+		close(l->src.fd);
+		free(l);
+	}
+	while (s->ctrl.pendings != NULL)
+		pending_drop(s, s->ctrl.pendings);
+	rmq_timer_remove(&s->reactor, &s->ctrl.timer);
+}

@@ -1,0 +1,73 @@
+/*
+ * The out-of-band control channel (ctrl.c).  Every connection has a
+ * stream socket (TCP at HOST:PORT, or an abstract Unix socket for
+ * shm://NAME) beside its fabric path.  It carries the handshake (magic,
+ * wire version, pattern, provider, fabric address, credits, limits, and
+ * what each path adds), the goodbye, and tells at once when a peer dies
+ * (EOF).  Data never goes over it.
+ *
+ * The binding side accepts without blocking: an accepted connection waits
+ * as a pending handshake until its HELLO is complete or handshake_ms
+ * passes, so a slow or garbage client cannot stall the socket.
+ */
+#ifndef RMQ_CTRL_H
+#define RMQ_CTRL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "progress.h"
+#include "wire.h"
+
+struct rmq_addr;
+struct rmq_peer;
+struct rmq_socket;
+
+struct rmq_listener {
+	struct rmq_listener *next;
+	struct rmq_source    src;
+	char                 endpoint[256];
+};
+
+/* An accepted control connection whose HELLO has not arrived yet. */
+struct rmq_pending {
+	struct rmq_pending *next;
+	struct rmq_source   src;
+	int64_t             deadline;
+	size_t              have;
+	uint8_t             buf[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	char                name[64];
+};
+
+/* The socket's. */
+struct rmq_ctrl {
+	struct rmq_listener *listeners;
+	struct rmq_pending  *pendings;
+	struct rmq_timer     timer; /* handshake deadlines, closing peers */
+};
+
+void rmq_ctrl_init(struct rmq_socket *s);
+/* Listen at a (sin: resolved, unless a Unix name); accepts as progress
+ * polls.  Sets the socket's last endpoint. */
+int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
+                     const struct sockaddr_in *sin);
+bool rmq_ctrl_listening(const struct rmq_socket *s);
+/*
+ * Connect a control channel to a, retrying until deadline (the binding
+ * side may not be up yet); *local: our side of it (TCP).
+ */
+int  rmq_ctrl_dial(const struct rmq_addr *a, int64_t deadline, int *fdp,
+                   struct sockaddr_in *local);
+/* The handshake on a dialled channel (fd is consumed): a LIVE peer. */
+int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,
+                        int fd, int64_t deadline);
+/* Tell every peer how many messages we sent it; each acknowledges when
+ * all are in. */
+void rmq_ctrl_bye_all(struct rmq_socket *s);
+/* Has every peer we said goodbye to acknowledged (or gone)? */
+bool rmq_ctrl_byes_acked(struct rmq_socket *s);
+/* Listeners and pending handshakes go. */
+void rmq_ctrl_close(struct rmq_socket *s);
+
+#endif /* RMQ_CTRL_H */

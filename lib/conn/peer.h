@@ -1,0 +1,109 @@
+/*
+ * Peers of a socket (peer.c): the table, and each peer's life.
+ *
+ * A peer's id is its slot in the table plus a 16-bit generation, so a
+ * header naming a peer that has gone (and whose slot was reused) is
+ * recognised and dropped.
+ *
+ *   new --handshake--> LIVE --BYE--> CLOSING --all in--> DEAD --empty--> freed
+ *                        \________EOF / fabric error____/
+ *
+ * A peer's death reaches the paths through their peer_gone ops and the
+ * pattern through its peer_gone op; its delivered messages stay queued
+ * until taken, and the peer is freed once nothing refers to it.
+ */
+#ifndef RMQ_PEER_H
+#define RMQ_PEER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+
+#include "progress.h"
+#include "rmq.h"
+#include "rxq.h"
+
+enum rmq_peer_state {
+	RMQ_PEER_NEW = 0, /* handshake under way */
+	RMQ_PEER_LIVE,
+	RMQ_PEER_CLOSING, /* said BYE: gone once its messages are in */
+	RMQ_PEER_DEAD,
+};
+
+/* The peer's control channel (ctrl.c). */
+struct rmq_chan {
+	struct rmq_source src;      /* src.fd: -1 once closed */
+	uint8_t           buf[32];  /* partial control frame */
+	size_t            have;
+	uint64_t          bye_count; /* its BYE: messages it sent us */
+	bool              bye_acked; /* it confirmed all ours arrived */
+	bool              bye_sent;  /* we said BYE */
+	int64_t           closing_deadline; /* CLOSING: give up waiting */
+};
+
+struct rmq_peer {
+	uint32_t        id;        /* our id for it: slot | gen << 16 */
+	uint32_t        rid;       /* its id for us: goes in our headers */
+	fi_addr_t       fiaddr;
+	int             state;     /* RMQ_PEER_* */
+	int             pending;   /* ops (tx, rndv) and holds referring to it */
+	char            name[160]; /* for logs: its control address */
+	/* Flow control, from its HELLO and our traffic. */
+	int64_t         credits;   /* messages we may still send it */
+	uint32_t        owed;      /* messages consumed, not yet granted */
+	uint32_t        rcvhwm;    /* its grant at handshake */
+	uint64_t        maxmsg;    /* its limit */
+	size_t          eager_max; /* its slabs' limit per message */
+	uint64_t        sent;      /* DATA, RTS and FIN sent to it */
+	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
+	struct rmq_chan chan;
+	struct rmq_rxq  q;         /* its messages not yet delivered */
+	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */
+	void           *pat;       /* the pattern's state for it */
+};
+
+/* The socket's table. */
+struct rmq_peers {
+	struct rmq_peer **slot;  /* NULL: free */
+	uint16_t         *gen;
+	int               cap;
+	int               n;     /* slots in use (live or draining) */
+	int               nlive;
+	bool              lost;  /* a peer died: report once */
+};
+
+struct rmq_socket;
+
+/* A new peer (state NEW), with the pattern's per-peer state. */
+struct rmq_peer *rmq_peer_new(struct rmq_socket *s);
+struct rmq_peer *rmq_peer_lookup(struct rmq_socket *s, uint32_t id);
+/* The handshake completed: LIVE; the pattern hears of it. */
+void rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p);
+bool rmq_peer_usable(const struct rmq_peer *p);
+/* Mark dead: fail its pending operations, keep delivered data. */
+void rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
+                   const char *why);
+/* Said BYE: CLOSING until its messages are in. */
+void rmq_peer_closing(struct rmq_socket *s, struct rmq_peer *p);
+/* Free the slot if it is dead and has nothing left. */
+void rmq_peer_reap(struct rmq_socket *s, struct rmq_peer *p);
+void rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p);
+/* Keep p allocated across calls that may kill it. */
+void rmq_peer_hold(struct rmq_peer *p);
+void rmq_peer_release(struct rmq_socket *s, struct rmq_peer *p);
+/* Every peer, at close. */
+void rmq_peers_destroy_all(struct rmq_socket *s);
+
+/* Walking the table: the peer in slot i (i < s->peers.cap), or NULL. */
+struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
+/*
+ * Round-robin from *cursor: the next peer for which pick(p) holds, and
+ * the cursor moves past it; NULL if none.
+ */
+struct rmq_peer *rmq_peer_next(struct rmq_socket *s, int *cursor,
+                               bool (*pick)(const struct rmq_peer *p));
+/* Is some peer not dead (it may still send)? */
+bool rmq_peer_any_alive(struct rmq_socket *s);
+
+#endif /* RMQ_PEER_H */

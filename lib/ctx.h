@@ -1,0 +1,68 @@
+/*
+ * Contexts (ctx.c) and the fabric domains their sockets share (dom.c).
+ *
+ * Ownership: a context owns its domains (one per provider, fabric domain
+ * and write ordering in use), the NUMA topology and the progress thread;
+ * each socket holds a reference on its domain.
+ */
+#ifndef RMQ_CTX_H
+#define RMQ_CTX_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "caps.h"
+#include "config.h"
+#include "numa.h"
+#include "rmq.h"
+
+struct rmq_reactor;
+
+struct rmq_dom {
+	struct rmq_dom       *next;
+	char                  key[160]; /* prov_name/fabric/domain[/ordered] */
+	struct fi_info       *info;
+	struct fid_fabric    *fabric;
+	struct fid_domain    *domain;
+	struct rmq_caps       caps;
+	struct rmq_numa_place place; /* where its sockets' memory goes */
+	int                   refs;
+};
+
+struct rmq_ctx {
+	pthread_mutex_t   lock;      /* domains, socket count, numa loading */
+	struct rmq_config cfg;
+	struct rmq_dom   *doms;
+	int               nsockets;
+	struct rmq_numa   numa;      /* loaded at the first domain */
+	bool              numa_tried;
+	/* progress: thread (thread.c); fixed at rmq_ctx_new */
+	bool              thread;    /* sockets lock their API calls */
+	bool              pinned;    /* thread pinned near the first domain */
+	pthread_t         thr;
+	atomic_bool       stop;
+	pthread_mutex_t   socks_lock; /* the list below */
+	struct rmq_reactor *reactors; /* every socket's, for the thread */
+};
+
+/*
+ * Open (or share) a domain for a provider and source address (node, may
+ * be NULL).  ordered: writes ordered with sends (the ring mixed with other
+ * paths).  *infop: the fi_info for the endpoint, the caller's to free.
+ */
+int  rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
+                 bool ordered, struct rmq_dom **domp, struct fi_info **infop);
+void rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom);
+
+/* The progress thread: start at rmq_ctx_new, stop before destroying. */
+int  rmq_thread_start(rmq_ctx *ctx);
+void rmq_thread_stop(rmq_ctx *ctx);
+/* A socket's reactor joins (leaves) the thread's rounds. */
+void rmq_thread_add(rmq_ctx *ctx, struct rmq_reactor *r);
+void rmq_thread_remove(rmq_ctx *ctx, struct rmq_reactor *r);
+
+#endif /* RMQ_CTX_H */

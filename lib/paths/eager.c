@@ -1,0 +1,191 @@
+/*
+ * inject and eager: two-sided sends into the receiver's multi-recv slabs.
+ *
+ *   inject  header + payload on the stack, fi_inject: no completion.  Where
+ *           the provider carries 8 bytes of remote CQ data (not strict),
+ *           a payload too big to sit beside its header goes
+ *           fi_injectdata with the header as the data.
+ *   eager   header + payload copied into a registered tx slot, fi_send.
+ *
+ * Both land as a DATA message in one of the receiver's slabs, where it
+ * stays until the application takes it (copy-out, or in place as an
+ * rmq_msg holding a reference on the slab).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rdma/fi_endpoint.h>
+
+#include "conn/peer.h"
+#include "ep.h"
+#include "msg.h"
+#include "paths/path.h"
+#include "paths/tx.h"
+#include "rxq.h"
+#include "sock.h"
+#include "util.h"
+
+/* ---- inject ---- */
+
+/* What one inject can carry here, header inline or as CQ data. */
+static size_t
+inject_cap(const struct rmq_socket *s)
+{
+	const struct rmq_caps *c   = &s->dom->caps;
+	size_t                 cap = c->inject_size >= RMQ_HDR_SIZE
+	                                 ? c->inject_size - RMQ_HDR_SIZE
+	                                 : 0;
+
+	if (cap > RMQ_INJECT_BUF - RMQ_HDR_SIZE)
+		cap = RMQ_INJECT_BUF - RMQ_HDR_SIZE;
+	if (c->inject_data)
+		cap = c->inject_data_max; /* header as data */
+	return cap;
+}
+
+static int
+inject_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
+                 char *why, size_t whylen)
+{
+	size_t cap = inject_cap(s);
+
+	if (len <= cap && len <= p->eager_max)
+		return 0;
+	snprintf(why, whylen, "path inject carries at most %zu bytes here, "
+	         "not %zu", cap < p->eager_max ? cap : p->eager_max, len);
+	return -RMQ_EMSGSIZE;
+}
+
+struct inject_post {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+	const void        *buf;
+	size_t             n;
+	uint64_t           data;
+	bool               with_data;
+};
+
+static ssize_t
+inject_once(void *arg)
+{
+	struct inject_post *t = arg;
+
+	if (t->with_data)
+		return fi_injectdata(t->s->ep, t->buf, t->n, t->data,
+		                     t->p->fiaddr);
+	return fi_inject(t->s->ep, t->buf, t->n, t->p->fiaddr);
+}
+
+static int
+inject_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
+            uint32_t msgid, int flags, struct rmq_waiter *w)
+{
+	uint8_t            ib[RMQ_INJECT_BUF];
+	struct rmq_hdr     h;
+	struct inject_post t = {s, p, ib, RMQ_HDR_SIZE + o->len, 0, false};
+	int                rc;
+
+	RMQ_UNUSED(flags);
+	if (RMQ_HDR_SIZE + o->len > s->dom->caps.inject_size ||
+	    RMQ_HDR_SIZE + o->len > RMQ_INJECT_BUF) {
+		/* Too big beside the header: the header rides as CQ data
+		 * (caps.c), no credits piggy-backed. */
+		t.buf       = o->buf;
+		t.n         = o->len;
+		t.data      = ((uint64_t) p->rid << 32) | msgid;
+		t.with_data = true;
+		rc = rmq_post_retry(s, p, w, inject_once, &t, "fi_injectdata");
+	} else {
+		rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
+		             (uint32_t) o->len);
+		rmq_hdr_encode(ib, &h);
+		if (o->len > 0)
+			memcpy(ib + RMQ_HDR_SIZE, o->buf, o->len);
+		rc = rmq_post_retry(s, p, w, inject_once, &t, "fi_inject");
+		if (rc != 0)
+			p->owed += h.credits;
+	}
+	if (rc != 0)
+		return rc;
+	rmq_tx_sent(s, p, RMQ_PATH_INJECT, o->len);
+	rmq_msg_free(o->msg); /* copied out */
+	return 0;
+}
+
+/* ---- eager ---- */
+
+static int
+eager_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
+                char *why, size_t whylen)
+{
+	if (len <= p->eager_max && RMQ_HDR_SIZE + len <= s->tx.slot)
+		return 0;
+	snprintf(why, whylen, "path eager carries at most %zu bytes to %s "
+	         "(thresholds.eager_max), not %zu", p->eager_max, p->name, len);
+	return -RMQ_EMSGSIZE;
+}
+
+static int
+eager_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
+           uint32_t msgid, int flags, struct rmq_waiter *w)
+{
+	struct rmq_hdr h;
+	struct rmq_tx *tx;
+	int            rc;
+
+	RMQ_UNUSED(flags);
+	rc = rmq_tx_get(s, p, w, &tx);
+	if (rc != 0)
+		return rc;
+	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
+	rmq_hdr_encode(tx->buf, &h);
+	memcpy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
+	rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, NULL);
+	if (rc != 0) {
+		p->owed += h.credits;
+		return rc;
+	}
+	rmq_tx_sent(s, p, RMQ_PATH_EAGER, o->len);
+	rmq_msg_free(o->msg); /* copied out */
+	return 0;
+}
+
+/* DATA (inject or eager): the payload stays in its slab until taken. */
+static void
+data_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
+{
+	struct rmq_rxent *e;
+
+	p->recvd++;
+	e = rmq_rxent_new(s);
+	if (e == NULL) {
+		s->stats.dropped++;
+		rmq_tx_consumed(s, p);
+		return;
+	}
+	e->peer  = p;
+	e->msgid = rx->h->msgid;
+	e->path  = (rx->h->type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
+	                                           : RMQ_PATH_EAGER;
+	e->len   = rx->h->len;
+	e->data  = rx->payload;
+	e->slab  = rx->sl;
+	atomic_fetch_add(&rx->sl->refs, 1);
+	(void) rmq_rx_accept(s, p, e);
+}
+
+const struct rmq_path_ops rmq_path_inject = {
+	.id        = RMQ_PATH_INJECT,
+	.name      = "inject",
+	.can_carry = inject_can_carry,
+	.send      = inject_send,
+};
+
+const struct rmq_path_ops rmq_path_eager = {
+	.id        = RMQ_PATH_EAGER,
+	.name      = "eager",
+	.rx_types  = 1u << RMQ_MT_DATA,
+	.can_carry = eager_can_carry,
+	.send      = eager_send,
+	.on_rx     = data_rx,
+};

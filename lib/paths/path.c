@@ -1,0 +1,53 @@
+/* The path rows, indexed by RMQ_PATH_* (path.h). */
+#include "paths/path.h"
+#include "sock.h"
+
+const struct rmq_path_ops *const rmq_paths[RMQ_PATH_COUNT] = {
+	[RMQ_PATH_INJECT]     = &rmq_path_inject,
+	[RMQ_PATH_EAGER]      = &rmq_path_eager,
+	[RMQ_PATH_RNDV_READ]  = &rmq_path_rndv_read,
+	[RMQ_PATH_RNDV_SEND]  = &rmq_path_rndv_send,
+	[RMQ_PATH_RING]       = &rmq_path_ring,
+	[RMQ_PATH_RNDV_WRITE] = &rmq_path_rndv_write,
+	[RMQ_PATH_SEG]        = &rmq_path_seg,
+};
+
+const char *
+rmq_path_name(int path)
+{
+	if (path < 0 || path >= RMQ_PATH_COUNT)
+		return "?";
+	return rmq_paths[path]->name;
+}
+
+int
+rmq_paths_init(struct rmq_socket *s)
+{
+	int i, rc;
+
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (rmq_paths[i]->sock_init != NULL &&
+		    (rc = rmq_paths[i]->sock_init(s)) != 0)
+			return rc;
+	return 0;
+}
+
+void
+rmq_paths_close(struct rmq_socket *s)
+{
+	int i;
+
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (rmq_paths[i]->sock_close != NULL)
+			rmq_paths[i]->sock_close(s);
+}
+
+void
+rmq_paths_fini(struct rmq_socket *s)
+{
+	int i;
+
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (rmq_paths[i]->sock_fini != NULL)
+			rmq_paths[i]->sock_fini(s);
+}

@@ -1,0 +1,397 @@
+/*
+ * The ring path: one-sided writes into a per-peer ring in the receiver's
+ * registered memory.
+ *
+ * The receiver allocates a ring of ring.slots slots of ring.slot_size bytes
+ * for every peer, registers it FI_REMOTE_WRITE only, and announces it in the
+ * HELLO (RMQ_FEAT_RING).  A message takes ceil((16 + len) / slot)
+ * consecutive slots and never wraps: when it does not fit before the end,
+ * the sender skips to slot 0 and the skipped slots count as used.  The
+ * sender fi_writedata's the header and payload from a registered tx slot;
+ * the 32-bit immediate names the receiver's peer slot and the ring slot
+ * (wire.h).  The receiver learns of the message from that completion only
+ * -- never from polling memory: on tcp;ofi_rxm the bytes land only while
+ * the target progresses, and the completion is what says they have.
+ *
+ *   sender:   rfree slots --write k--> rfree - (pad + k)   <--RCREDIT n--
+ *   receiver: head --take--> taken --application frees--> freed --n owed-->
+ *
+ * Flow control is in slots: the sender starts with all of them; the
+ * receiver frees a message's slots (and any padding before it) when the
+ * application takes it, and returns them in an RCREDIT message once a
+ * quarter of the ring is free.  A message takes at most a quarter of the
+ * ring, so a sender waiting for room always has a credit on its way.
+ * Every message also costs one message credit (RCVHWM), as on every path.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn/peer.h"
+#include "ctx.h"
+#include "ep.h"
+#include "msg.h"
+#include "paths/path.h"
+#include "paths/ring.h"
+#include "paths/tx.h"
+#include "rxq.h"
+#include "sock.h"
+#include "util.h"
+
+/* This path's state for one peer. */
+struct ring_peer {
+	/* Our ring for its writes (ring NULL: none). */
+	uint8_t            *ring;
+	struct rmq_numa_mem mem;
+	struct fid_mr      *mr;
+	uint32_t            slots;
+	size_t              slot;
+	uint32_t            head;  /* slot the next message starts at */
+	uint64_t            taken; /* slots filled so far (with padding) */
+	uint64_t            freed; /* slots the application let go */
+	uint32_t            owed;  /* freed, not yet told */
+	/* Its ring, which we write (rslots 0: none). */
+	uint64_t            raddr, rkey;
+	uint32_t            rslots;
+	size_t              rslot;
+	uint32_t            rtail; /* next slot we write */
+	int64_t             rfree; /* slots we may fill */
+};
+
+static struct ring_peer *
+ring_of(const struct rmq_peer *p)
+{
+	return p->path[RMQ_PATH_RING];
+}
+
+static struct ring_peer *
+ring_get(struct rmq_peer *p)
+{
+	if (p->path[RMQ_PATH_RING] == NULL)
+		p->path[RMQ_PATH_RING] = calloc(1, sizeof(struct ring_peer));
+	return p->path[RMQ_PATH_RING];
+}
+
+static uint32_t
+slots_for(size_t slot, size_t len)
+{
+	return (uint32_t) ((RMQ_HDR_SIZE + len + slot - 1) / slot);
+}
+
+bool
+rmq_ring_rx_area(const struct rmq_peer *p, void **buf, size_t *len,
+                 struct rmq_numa_mem *mem)
+{
+	const struct ring_peer *rp = ring_of(p);
+
+	if (rp == NULL || rp->ring == NULL)
+		return false;
+	*buf = rp->ring;
+	*len = (size_t) rp->slots * rp->slot;
+	*mem = rp->mem;
+	return true;
+}
+
+/* ---- handshake and the peer's life ---- */
+
+/* Our ring for p, announced in the HELLO (none if the socket has none). */
+static void
+ring_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
+{
+	const struct rmq_config *cfg = &s->ctx->cfg;
+	struct ring_peer        *rp;
+	size_t                   bytes;
+	uint32_t                 idx = p->id & 0xffff;
+
+	if (!s->paths.ring_ok || idx >= RMQ_RING_PEERS_MAX)
+		return; /* no ring: the peer will not use the path */
+	rp = ring_get(p);
+	if (rp == NULL)
+		goto fail;
+	if (rp->ring == NULL) {
+		rp->slots = (uint32_t) cfg->ring_slots;
+		rp->slot  = cfg->ring_slot_size;
+		bytes     = (size_t) rp->slots * rp->slot;
+		rp->ring  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, bytes,
+		                           &rp->mem);
+		if (rp->ring == NULL)
+			goto fail;
+		/* Remote write only: the peer can neither read it nor more. */
+		if (rmq_mr_reg(s, rp->ring, bytes, FI_REMOTE_WRITE, &rp->mr,
+		               NULL, NULL) != 0) {
+			rmq_numa_free(rp->ring, &rp->mem);
+			rp->ring = NULL;
+			goto fail;
+		}
+	}
+	h->features      |= RMQ_FEAT_RING;
+	h->ring_addr      = s->dom->caps.mr_virt_addr
+	                        ? (uint64_t) (uintptr_t) rp->ring
+	                        : 0;
+	h->ring_key       = fi_mr_key(rp->mr);
+	h->ring_slots     = rp->slots;
+	h->ring_slot_size = (uint32_t) rp->slot;
+	return;
+fail:
+	if (rp != NULL)
+		rp->slots = 0;
+	rmq_log(RMQ_LOG_WARN, "%s: no ring for this peer", p->name);
+}
+
+static int
+ring_hello_in(struct rmq_socket *s, struct rmq_peer *p,
+              const struct rmq_hello *h, char *why, size_t whylen)
+{
+	struct ring_peer *rp;
+
+	RMQ_UNUSED(s);
+	if (!(h->features & RMQ_FEAT_RING))
+		return 0;
+	rp = ring_get(p);
+	if (rp == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -RMQ_ENOMEM;
+	}
+	rp->raddr  = h->ring_addr;
+	rp->rkey   = h->ring_key;
+	rp->rslots = h->ring_slots;
+	rp->rslot  = h->ring_slot_size;
+	rp->rfree  = h->ring_slots;
+	return 0;
+}
+
+static void
+ring_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct ring_peer *rp = ring_of(p);
+
+	RMQ_UNUSED(s);
+	if (rp == NULL)
+		return;
+	if (rp->mr != NULL)
+		fi_close(&rp->mr->fid);
+	rmq_numa_free(rp->ring, &rp->mem);
+	free(rp);
+	p->path[RMQ_PATH_RING] = NULL;
+}
+
+/* ---- sending ---- */
+
+static int
+ring_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
+               char *why, size_t whylen)
+{
+	const struct ring_peer *rp = ring_of(p);
+
+	if (rp == NULL || rp->rslots == 0) {
+		snprintf(why, whylen, "path ring cannot carry %zu bytes to %s: "
+		         "it has no ring", len, p->name);
+		return -RMQ_ENOTSUP;
+	}
+	if (slots_for(rp->rslot, len) <= rp->rslots / 4 &&
+	    RMQ_HDR_SIZE + len <= s->tx.slot)
+		return 0;
+	snprintf(why, whylen, "path ring cannot carry %zu bytes to %s: a "
+	         "message takes at most a quarter of its ring (ring.slots, "
+	         "ring.slot_size)", len, p->name);
+	return -RMQ_EMSGSIZE;
+}
+
+struct room {
+	struct rmq_peer  *p;
+	struct ring_peer *rp;
+	int64_t           need;
+};
+
+static int
+has_room(void *arg)
+{
+	struct room *r = arg;
+
+	if (r->rp->rfree >= r->need)
+		return 1;
+	return r->p->state == RMQ_PEER_DEAD ? -RMQ_ECONNRESET : 0;
+}
+
+static int
+ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
+          uint32_t msgid, int flags, struct rmq_waiter *w)
+{
+	struct ring_peer *rp = ring_of(p);
+	struct rmq_tx_rma rma;
+	struct rmq_hdr    h;
+	struct rmq_tx    *tx;
+	struct room       room;
+	uint32_t          k, start, pad, slots;
+	int               rc;
+
+	RMQ_UNUSED(flags);
+	if (rp == NULL || rp->rslots == 0)
+		return -RMQ_ENOTSUP;
+	slots = rp->rslots;
+	k     = slots_for(rp->rslot, o->len);
+	if (k > slots / 4 || RMQ_HDR_SIZE + o->len > s->tx.slot)
+		return -RMQ_EMSGSIZE;
+	start = rp->rtail;
+	pad   = 0;
+	if (start + k > slots) {
+		pad   = slots - start;
+		start = 0;
+	}
+	/* Room in its ring: blocks, or -RMQ_EAGAIN when the waiter says. */
+	room = (struct room){p, rp, (int64_t) (pad + k)};
+	if (rp->rfree < room.need) {
+		rc = rmq_wait_until(&s->reactor, w, RMQ_WAIT_IDLE, has_room,
+		                    &room);
+		if (rc != 0)
+			return rc;
+	}
+	rc = rmq_tx_get(s, p, w, &tx);
+	if (rc != 0)
+		return rc;
+	rmq_hdr_fill(&h, p, RMQ_MT_RING, msgid, (uint32_t) o->len);
+	rmq_hdr_encode(tx->buf, &h);
+	if (o->len > 0)
+		memcpy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
+	rma.addr = rp->raddr + (uint64_t) start * rp->rslot;
+	rma.key  = rp->rkey;
+	rma.imm  = RMQ_IMM_RING_MAKE(p->rid & 0xffff, start);
+	rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, &rma);
+	if (rc != 0) {
+		p->owed += h.credits;
+		return rc;
+	}
+	rp->rfree -= pad + k;
+	rp->rtail = (start + k) % slots;
+	rmq_tx_sent(s, p, RMQ_PATH_RING, o->len);
+	rmq_msg_free(o->msg); /* copied out */
+	return 0;
+}
+
+/* RCREDIT: the receiver freed slots of its ring for us. */
+static void
+ring_credit_rx(struct rmq_socket *s, struct rmq_peer *p,
+               const struct rmq_rx *rx)
+{
+	struct ring_peer *rp = ring_of(p);
+	uint32_t          n  = rx->h->len;
+
+	if (rp == NULL || n > rp->rslots ||
+	    rp->rfree + n > (int64_t) rp->rslots) {
+		s->stats.proto_errors++;
+		rmq_peer_fail(s, p, -RMQ_EPROTO, "ring credit overflow");
+		return;
+	}
+	rp->rfree += n;
+}
+
+/* ---- receiving ---- */
+
+/* Slots of p up to end are free again (in order): tell it in batches. */
+static void
+ring_release(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	struct rmq_peer  *p  = e->peer;
+	struct ring_peer *rp = p != NULL ? ring_of(p) : NULL;
+	uint32_t          n;
+
+	if (rp == NULL || e->tag <= rp->freed)
+		return;
+	rp->owed += (uint32_t) (e->tag - rp->freed);
+	rp->freed = e->tag;
+	if (p->state == RMQ_PEER_LIVE && s->ep != NULL &&
+	    rp->owed >= rp->slots / 4) {
+		n        = rp->owed;
+		rp->owed = 0;
+		if (rmq_tx_ctl(s, p, RMQ_MT_RCREDIT, 0, n) != 0 &&
+		    p->state == RMQ_PEER_LIVE)
+			rp->owed += n; /* try again with the next one */
+	}
+}
+
+static void
+ring_bad(struct rmq_socket *s, struct rmq_peer *p, const char *why)
+{
+	s->stats.proto_errors++;
+	rmq_log(RMQ_LOG_WARN, "bad ring message from %s: %s", p->name, why);
+	rmq_peer_fail(s, p, -RMQ_EPROTO, why);
+}
+
+/* A ring message landed: check it against what we granted, queue it. */
+static void
+ring_imm(struct rmq_socket *s, uint32_t imm)
+{
+	uint32_t          idx = RMQ_IMM_RING_PEER(imm);
+	uint32_t          start = RMQ_IMM_RING_SLOT(imm);
+	struct rmq_peer  *p   = rmq_peer_at(s, (int) idx);
+	struct ring_peer *rp  = p != NULL ? ring_of(p) : NULL;
+	struct rmq_rxent *e;
+	struct rmq_hdr    h;
+	uint32_t          k, pad = 0;
+	uint8_t          *at;
+
+	if (rp == NULL || rp->ring == NULL || p->state == RMQ_PEER_DEAD) {
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_DEBUG, "ring write for unknown peer %u", idx);
+		return;
+	}
+	if (start >= rp->slots) {
+		ring_bad(s, p, "slot out of range");
+		return;
+	}
+	if (start != rp->head) {
+		if (start != 0) {
+			ring_bad(s, p, "slot out of order");
+			return;
+		}
+		pad = rp->slots - rp->head; /* it skipped to 0 */
+	}
+	at = rp->ring + (size_t) start * rp->slot;
+	if (rmq_hdr_decode(&h, at, RMQ_HDR_SIZE) != 0 ||
+	    (h.type & RMQ_MT_MASK) != RMQ_MT_RING || h.conn != p->id) {
+		ring_bad(s, p, "bad header");
+		return;
+	}
+	k = slots_for(rp->slot, h.len);
+	if (h.len > (size_t) (rp->slots - start) * rp->slot - RMQ_HDR_SIZE ||
+	    k > rp->slots / 4 ||
+	    rp->taken + pad + k - (rp->freed - rp->owed) > rp->slots) {
+		ring_bad(s, p, "longer than its slots, or beyond its credit");
+		return;
+	}
+	rp->head = (start + k) % rp->slots;
+	rp->taken += pad + k;
+	p->credits += h.credits;
+	p->recvd++;
+	e = rmq_rxent_new(s);
+	if (e == NULL) {
+		struct rmq_rxent gone = {.peer = p, .tag = rp->taken};
+
+		s->stats.dropped++;
+		ring_release(s, &gone);
+		rmq_tx_consumed(s, p);
+		return;
+	}
+	e->peer  = p;
+	e->msgid = h.msgid;
+	e->path  = RMQ_PATH_RING;
+	e->len   = h.len;
+	e->data  = at + RMQ_HDR_SIZE;
+	e->tag   = rp->taken;
+	(void) rmq_rx_accept(s, p, e);
+}
+
+const struct rmq_path_ops rmq_path_ring = {
+	.id        = RMQ_PATH_RING,
+	.name      = "ring",
+	.rx_types  = 1u << RMQ_MT_RCREDIT,
+	.imm_kind  = RMQ_IMM_RING,
+	.can_carry = ring_can_carry,
+	.send      = ring_send,
+	.on_rx     = ring_credit_rx,
+	.on_imm    = ring_imm,
+	.release   = ring_release,
+	.peer_fini = ring_peer_fini,
+	.hello_out = ring_hello_out,
+	.hello_in  = ring_hello_in,
+};

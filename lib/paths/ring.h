@@ -1,0 +1,17 @@
+/* The ring path's one public fact (ring.c): where a peer's ring lies. */
+#ifndef RMQ_RING_H
+#define RMQ_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "numa.h"
+
+struct rmq_peer;
+
+/* Our ring for p's writes: its memory, length and how it was allocated
+ * (tests, rmq_info).  false: p has none. */
+bool rmq_ring_rx_area(const struct rmq_peer *p, void **buf, size_t *len,
+                      struct rmq_numa_mem *mem);
+
+#endif /* RMQ_RING_H */

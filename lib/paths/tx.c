@@ -1,0 +1,358 @@
+/*
+ * What every path shares (tx.h): tx slots, posting with retry, control
+ * messages and credits, and taking in a received message under our
+ * RMQ_MAXMSGSIZE.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "conn/peer.h"
+#include "ctx.h"
+#include "ep.h"
+#include "paths/tx.h"
+#include "rxq.h"
+#include "sock.h"
+#include "util.h"
+
+#define RMQ_NTX 32
+
+/* ---- tx slots ---- */
+
+/* A slot's send or write completed: the slot is free, the peer lets go. */
+static void
+tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
+{
+	struct rmq_socket *s  = owner;
+	struct rmq_tx     *tx = rmq_container_of(op, struct rmq_tx, op);
+	struct rmq_peer   *p  = tx->peer;
+
+	tx->peer      = NULL;
+	tx->next_free = s->tx.free;
+	s->tx.free    = tx;
+	s->inflight--;
+	if (p == NULL)
+		return;
+	p->pending--;
+	if (e->err != 0)
+		rmq_peer_fail(s, p, e->err, "send failed");
+	else
+		rmq_peer_reap(s, p);
+}
+
+int
+rmq_tx_init(struct rmq_socket *s)
+{
+	struct rmq_txpool *t = &s->tx;
+	int                i, rc;
+
+	t->slot = s->min_multi;
+	/* Ring messages are written from tx slots too. */
+	if (s->paths.ring_ok && t->slot < RMQ_HDR_SIZE + s->paths.ring_cap)
+		t->slot = RMQ_HDR_SIZE + s->paths.ring_cap;
+	if (t->slot < RMQ_RTS_SIZE)
+		t->slot = RMQ_RTS_SIZE;
+	t->slot = (t->slot + 63) & ~(size_t) 63;
+	t->n    = RMQ_NTX;
+	t->mem  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, t->slot * t->n,
+	                         &t->numa);
+	if (t->mem == NULL)
+		return -RMQ_ENOMEM;
+	t->txs = calloc((size_t) t->n, sizeof(*t->txs));
+	if (t->txs == NULL)
+		return -RMQ_ENOMEM;
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, t->mem, t->slot * t->n, FI_SEND, &t->mr,
+		                &t->desc, NULL);
+		if (rc != 0)
+			return rc;
+	}
+	for (i = 0; i < t->n; i++) {
+		rmq_op_init(&t->txs[i].op, tx_done, 0);
+		t->txs[i].buf       = t->mem + (size_t) i * t->slot;
+		t->txs[i].next_free = t->free;
+		t->free             = &t->txs[i];
+	}
+	return 0;
+}
+
+void
+rmq_tx_fini(struct rmq_socket *s)
+{
+	struct rmq_txpool *t = &s->tx;
+
+	if (t->mr != NULL)
+		fi_close(&t->mr->fid);
+	t->mr = NULL;
+	rmq_numa_free(t->mem, &t->numa);
+	free(t->txs);
+	t->mem  = NULL;
+	t->txs  = NULL;
+	t->free = NULL;
+}
+
+struct tx_wait {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+};
+
+static int
+tx_avail(void *arg)
+{
+	struct tx_wait *t = arg;
+
+	if (t->s->tx.free != NULL)
+		return 1;
+	return 0;
+}
+
+/* After the first look: a dead peer ends the wait. */
+static int
+tx_avail_or_dead(void *arg)
+{
+	struct tx_wait *t = arg;
+
+	if (t->s->tx.free != NULL)
+		return 1;
+	return t->p->state == RMQ_PEER_DEAD ? -RMQ_ECONNRESET : 0;
+}
+
+int
+rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+           struct rmq_tx **txp)
+{
+	struct tx_wait t = {s, p};
+	int            rc;
+
+	if (!tx_avail(&t)) {
+		rc = rmq_wait_until(&s->reactor, w, 0, tx_avail_or_dead, &t);
+		if (rc != 0)
+			return rc;
+	}
+	*txp       = s->tx.free;
+	s->tx.free = (*txp)->next_free;
+	return 0;
+}
+
+void
+rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx)
+{
+	tx->next_free = s->tx.free;
+	s->tx.free    = tx;
+}
+
+/* ---- posting ---- */
+
+struct post_try {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+	ssize_t (*post)(void *arg);
+	void              *arg;
+	const char        *what;
+};
+
+static int
+post_again(void *arg)
+{
+	struct post_try *t = arg;
+	ssize_t          rc;
+
+	if (t->p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	rc = t->post(t->arg);
+	if (rc == -FI_EAGAIN) {
+		t->s->stats.eagain++;
+		return 0;
+	}
+	if (rc != 0) {
+		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s", t->what, t->p->name,
+		        fi_strerror((int) -rc));
+		return (int) rc;
+	}
+	return 1;
+}
+
+int
+rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+               ssize_t (*post)(void *arg), void *arg, const char *what)
+{
+	struct post_try t = {s, p, post, arg, what};
+	ssize_t         rc;
+
+	/* The usual case: it goes at once. */
+	rc = post(arg);
+	if (rc == 0)
+		return 0;
+	if (rc != -FI_EAGAIN) {
+		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s", what, p->name,
+		        fi_strerror((int) -rc));
+		return (int) rc;
+	}
+	s->stats.eagain++;
+	/* Both sides must progress (tcp;ofi_rxm's first send), or wait. */
+	if (rmq_reactor_progress(&s->reactor) == 0 &&
+	    rmq_reactor_idle(&s->reactor, w) != 0)
+		return -RMQ_EAGAIN;
+	return rmq_wait_until(&s->reactor, w, 0, post_again, &t);
+}
+
+struct tx_post {
+	struct rmq_socket       *s;
+	struct rmq_peer         *p;
+	struct rmq_tx           *tx;
+	size_t                   n;
+	const struct rmq_tx_rma *rma;
+};
+
+static ssize_t
+tx_post_once(void *arg)
+{
+	struct tx_post *t = arg;
+	struct rmq_socket *s = t->s;
+
+	if (t->rma == NULL)
+		return fi_send(s->ep, t->tx->buf, t->n, s->tx.desc, t->p->fiaddr,
+		               &t->tx->op.fctx);
+	return fi_writedata(s->ep, t->tx->buf, t->n, s->tx.desc, t->rma->imm,
+	                    t->p->fiaddr, t->rma->addr, t->rma->key,
+	                    &t->tx->op.fctx);
+}
+
+int
+rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+            struct rmq_tx *tx, size_t n, const struct rmq_tx_rma *rma)
+{
+	struct tx_post t = {s, p, tx, n, rma};
+	const char    *what = rma != NULL ? "fi_writedata" : "fi_send";
+	int            rc;
+
+	rc = rmq_strict_desc(s, s->tx.desc, what);
+	if (rc == 0)
+		rc = rmq_post_retry(s, p, w, tx_post_once, &t, what);
+	if (rc != 0) {
+		rmq_tx_put(s, tx);
+		return rc;
+	}
+	tx->peer = p;
+	p->pending++;
+	s->inflight++;
+	return 0;
+}
+
+/* ---- headers, control messages, credits ---- */
+
+static uint16_t
+take_owed(struct rmq_peer *p)
+{
+	uint16_t g = p->owed > 0xffff ? 0xffff : (uint16_t) p->owed;
+
+	p->owed -= g;
+	return g;
+}
+
+void
+rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type, uint32_t msgid,
+             uint32_t len)
+{
+	h->version = RMQ_WIRE_VERSION;
+	h->type    = (uint8_t) type;
+	h->credits = take_owed(p);
+	h->conn    = p->rid;
+	h->msgid   = msgid;
+	h->len     = len;
+}
+
+struct inject_post {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+	const void        *b;
+	size_t             n;
+};
+
+static ssize_t
+inject_once(void *arg)
+{
+	struct inject_post *t = arg;
+
+	return fi_inject(t->s->ep, t->b, t->n, t->p->fiaddr);
+}
+
+int
+rmq_tx_small(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+             const uint8_t *b, size_t n)
+{
+	struct inject_post t = {s, p, b, n};
+	struct rmq_tx     *tx;
+	int                rc;
+
+	if (s->dom->caps.inject && n <= s->dom->caps.inject_size)
+		return rmq_post_retry(s, p, w, inject_once, &t, "fi_inject");
+	rc = rmq_tx_get(s, p, w, &tx);
+	if (rc != 0)
+		return rc;
+	memcpy(tx->buf, b, n);
+	return rmq_tx_post(s, p, w, tx, n, NULL);
+}
+
+int
+rmq_tx_ctl(struct rmq_socket *s, struct rmq_peer *p, int type, uint32_t msgid,
+           uint32_t status)
+{
+	uint8_t           b[RMQ_HDR_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_waiter w;
+	int               rc;
+
+	if (p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	rmq_hdr_fill(&h, p, type, msgid, status);
+	rmq_hdr_encode(b, &h);
+	rmq_waiter_init(&w, 1000);
+	rmq_peer_hold(p);
+	rc = rmq_tx_small(s, p, &w, b, sizeof(b));
+	if (rc != 0)
+		p->owed += h.credits;
+	else if (type == RMQ_MT_FIN || type == RMQ_MT_CTS)
+		p->sent++; /* counted in BYE: close waits for it */
+	rmq_peer_release(s, p); /* may free p if it died meanwhile */
+	return rc;
+}
+
+void
+rmq_tx_sent(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len)
+{
+	p->credits--;
+	p->sent++;
+	s->stats.sent_msgs[path]++;
+	s->stats.sent_bytes[path] += len;
+}
+
+/* A message we drop still frees its credit. */
+void
+rmq_tx_consumed(struct rmq_socket *s, struct rmq_peer *p)
+{
+	p->owed++;
+	if (p->state == RMQ_PEER_LIVE &&
+	    p->owed >= (uint32_t) (s->rcvhwm + 1) / 2)
+		(void) rmq_tx_ctl(s, p, RMQ_MT_CREDIT, 0, 0);
+}
+
+int
+rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
+{
+	if (s->maxmsg >= 0 && e->len > (uint64_t) s->maxmsg) {
+		rmq_log(RMQ_LOG_WARN,
+		        "dropped a %zu-byte message from %s: larger than "
+		        "RMQ_MAXMSGSIZE %lld",
+		        e->len, p->name, (long long) s->maxmsg);
+		s->stats.dropped++;
+		rmq_rxent_free(s, e);
+		rmq_tx_consumed(s, p);
+		return -RMQ_EMSGSIZE;
+	}
+	rmq_rxq_push(s, p, e);
+	return 0;
+}

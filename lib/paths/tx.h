@@ -1,0 +1,105 @@
+/*
+ * What every path shares (tx.c): the registered tx slots
+ * an eager, ring or seg message is copied into; posting with retry while
+ * the provider says -FI_EAGAIN; the small control messages (FIN, CTS,
+ * CREDIT, RCREDIT, ABORT, GRANT); and credits.
+ *
+ * Flow control: every data message and RTS costs one credit; the receiver
+ * grants credits back as the application consumes messages, piggy-backed
+ * on any header it sends, or in a CREDIT message at half the window.
+ */
+#ifndef RMQ_TX_H
+#define RMQ_TX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <rdma/fi_domain.h>
+
+#include "numa.h"
+#include "progress.h"
+#include "wire.h"
+
+struct rmq_peer;
+struct rmq_socket;
+
+/* A registered send buffer. */
+struct rmq_tx {
+	struct rmq_op    op;
+	struct rmq_tx   *next_free;
+	uint8_t         *buf;
+	struct rmq_peer *peer;
+};
+
+/* The socket's tx slots. */
+struct rmq_txpool {
+	struct rmq_tx      *txs;
+	struct fid_mr      *mr;
+	void               *desc;
+	uint8_t            *mem;
+	struct rmq_numa_mem numa; /* how mem was allocated */
+	size_t              slot; /* bytes per slot */
+	int                 n;
+	struct rmq_tx      *free;
+};
+
+/* Where a tx slot is written one-sided (NULL: sent two-sided). */
+struct rmq_tx_rma {
+	uint64_t addr;
+	uint64_t key;
+	uint32_t imm; /* the immediate of the fi_writedata */
+};
+
+int  rmq_tx_init(struct rmq_socket *s);
+void rmq_tx_fini(struct rmq_socket *s);
+/* A free slot; waits (per w) while all are in flight.  -RMQ_EAGAIN on
+ * the deadline, -RMQ_ECONNRESET when p dies meanwhile. */
+int  rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p,
+                struct rmq_waiter *w, struct rmq_tx **txp);
+void rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx);
+/*
+ * Post tx->buf[0..n) to p: fi_send, or fi_writedata to rma.  On success
+ * the slot is in flight (back on its completion); on failure it is free
+ * again.
+ */
+int  rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p,
+                 struct rmq_waiter *w, struct rmq_tx *tx, size_t n,
+                 const struct rmq_tx_rma *rma);
+
+/*
+ * Post with post(arg) until it returns something else than -FI_EAGAIN
+ * (the first send to a new peer on tcp;ofi_rxm needs both sides to
+ * progress, so we progress meanwhile, or wait per w): 0, the post's error
+ * (logged as what), -RMQ_EAGAIN past w's deadline, -RMQ_ECONNRESET when
+ * p died meanwhile.
+ */
+int  rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p,
+                    struct rmq_waiter *w, ssize_t (*post)(void *arg),
+                    void *arg, const char *what);
+
+void rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type,
+                  uint32_t msgid, uint32_t len);
+/* A control-sized buffer to p: by inject, else through a tx slot. */
+int  rmq_tx_small(struct rmq_socket *s, struct rmq_peer *p,
+                  struct rmq_waiter *w, const uint8_t *b, size_t n);
+/* A header-only control message (FIN, CTS, CREDIT, RCREDIT, ABORT). */
+int  rmq_tx_ctl(struct rmq_socket *s, struct rmq_peer *p, int type,
+                uint32_t msgid, uint32_t status);
+/* A message of p's left us by path: a credit spent, counted. */
+void rmq_tx_sent(struct rmq_socket *s, struct rmq_peer *p, int path,
+                 size_t len);
+/* The application took (or we dropped) a message of p: a credit back. */
+void rmq_tx_consumed(struct rmq_socket *s, struct rmq_peer *p);
+
+struct rmq_rxent;
+/*
+ * Queue e from p unless it is larger than RMQ_MAXMSGSIZE: then it is
+ * dropped (logged, counted, its credit given back), e freed, and
+ * -RMQ_EMSGSIZE returned.
+ */
+int  rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p,
+                   struct rmq_rxent *e);
+
+#endif /* RMQ_TX_H */

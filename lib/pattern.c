@@ -1,0 +1,201 @@
+/*
+ * What the core offers a pattern (pattern.h): peers round-robin, messages
+ * fair-queued and filtered, waiting, and the pattern's own blocks.
+ */
+#include "conn/ctrl.h"
+#include "conn/peer.h"
+#include "pattern.h"
+#include "progress.h"
+#include "rxq.h"
+#include "sock.h"
+#include "xfer.h"
+
+struct pat_wait {
+	struct rmq_socket *s;
+	int (*cond)(struct rmq_socket *, void *);
+	void              *arg;
+};
+
+static int
+pat_cond(void *a)
+{
+	struct pat_wait *pw = a;
+
+	return pw->cond(pw->s, pw->arg);
+}
+
+int
+rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
+             int (*cond)(struct rmq_socket *, void *), void *arg)
+{
+	struct pat_wait   pw = {s, cond, arg};
+	struct rmq_waiter w;
+
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
+	return rmq_wait_until(&s->reactor, &w, 0, pat_cond, &pw);
+}
+
+/* No usable peer: can one still come?  0 to keep waiting, else why not.
+ * A peer's death is reported once. */
+static int
+no_peer(struct rmq_socket *s)
+{
+	if (s->peers.lost) {
+		s->peers.lost = false;
+		return -RMQ_ECONNRESET;
+	}
+	if (!rmq_ctrl_listening(s))
+		return -RMQ_ENOTCONN;
+	return 0;
+}
+
+static int
+have_peer(struct rmq_socket *s, void *arg)
+{
+	struct rmq_peer **pp = arg;
+
+	*pp = rmq_peer_next(s, &s->rr, rmq_peer_usable);
+	return *pp != NULL ? 1 : no_peer(s);
+}
+
+int
+rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
+                  struct rmq_peer **pp)
+{
+	*pp = NULL;
+	return rmq_pat_wait(s, flags, timeout_ms, have_peer, pp);
+}
+
+int
+rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
+             const struct rmq_out *o, uint32_t msgid, int flags)
+{
+	return rmq_xfer_send(s, p, o, msgid, flags);
+}
+
+static bool
+has_queued(const struct rmq_peer *p)
+{
+	return p->q.head != NULL;
+}
+
+int
+rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
+{
+	struct rmq_peer *p;
+
+	while (s->rx.nqueued > 0) {
+		p = rmq_peer_next(s, &s->rr_rx, has_queued);
+		if (p == NULL)
+			return 0;
+		*e = rmq_rxq_pop(s, p);
+		if (s->pat->rx_filter == NULL ||
+		    s->pat->rx_filter(s->pstate, *e))
+			return 1;
+		rmq_xfer_discard(s, *e); /* may free p */
+	}
+	return 0;
+}
+
+static int
+have_msg(struct rmq_socket *s, void *arg)
+{
+	struct rmq_rxent **e = arg;
+
+	if (rmq_pat_take(s, e))
+		return 1;
+	if (rmq_peer_any_alive(s))
+		return 0;
+	return no_peer(s);
+}
+
+int
+rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
+{
+	return rmq_pat_wait(s, flags, s->rcvtimeo, have_msg, e);
+}
+
+void
+rmq_pat_discard(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	rmq_xfer_discard(s, e);
+}
+
+bool
+rmq_pat_readable(struct rmq_socket *s)
+{
+	struct rmq_peer  *p;
+	struct rmq_rxent *e;
+	int               i;
+
+	if (s->pat->rx_filter == NULL)
+		return s->rx.nqueued > 0;
+	/* What take would not drop, behind what it would. */
+	for (i = 0; s->rx.nqueued > 0 && i < s->peers.cap; i++) {
+		p = rmq_peer_at(s, i);
+		for (e = p != NULL ? p->q.head : NULL; e != NULL; e = e->next)
+			if (s->pat->rx_filter(s->pstate, e))
+				return true;
+	}
+	return false;
+}
+
+static bool
+can_take(const struct rmq_peer *p)
+{
+	return rmq_peer_usable(p) && p->credits > 0;
+}
+
+bool
+rmq_pat_writable(struct rmq_socket *s)
+{
+	int cursor = 0;
+
+	if (s->inflight >= s->sndhwm)
+		return false;
+	return rmq_peer_next(s, &cursor, can_take) != NULL;
+}
+
+int
+rmq_pat_sndtimeo(const struct rmq_socket *s)
+{
+	return s->sndtimeo;
+}
+
+int
+rmq_pat_rcvtimeo(const struct rmq_socket *s)
+{
+	return s->rcvtimeo;
+}
+
+void *
+rmq_pat_peer_state(const struct rmq_peer *p)
+{
+	return p->pat;
+}
+
+struct rmq_peer *
+rmq_pat_msg_peer(const struct rmq_rxent *e)
+{
+	return e->peer;
+}
+
+uint32_t
+rmq_pat_peer_id(const struct rmq_peer *p)
+{
+	return p->id;
+}
+
+uint32_t
+rmq_pat_msg_id(const struct rmq_rxent *e)
+{
+	return e->msgid;
+}
+
+struct rmq_peer *
+rmq_pat_peer(struct rmq_socket *s, uint32_t id)
+{
+	struct rmq_peer *p = rmq_peer_lookup(s, id);
+
+	return rmq_peer_usable(p) ? p : NULL;
+}

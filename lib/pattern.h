@@ -1,0 +1,133 @@
+/*
+ * What a pattern is to the core, and what the core offers it (pattern.c).
+ *
+ * A pattern is a const ops table in its own file under patterns/, listed
+ * once in patterns/registry.c (nng's protocols are the model).  Its
+ * sockets read the config's thresholds.SECTION section, named by the
+ * pattern.  It keeps its state in the core-allocated sock_size and
+ * peer_size blocks, hears of peers through peer_added / peer_gone, and
+ * reaches peers and queued messages only through the helpers below: it
+ * never touches the socket's peer table or queues.
+ *
+ * Wire ids (the HELLO's pattern field; a peer is compatible when it sends
+ * our peer_id):
+ *
+ *   0x10 pair   <-> 0x10 pair
+ *   0x20 pub    <-> 0x21 sub
+ *   0x30 req    <-> 0x31 rep
+ *   0x50 push   <-> 0x51 pull
+ */
+#ifndef RMQ_PATTERN_H
+#define RMQ_PATTERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "rmq.h"
+
+struct rmq_out;
+struct rmq_peer;
+struct rmq_rxent;
+struct rmq_socket;
+
+/* What a socket can do now (events). */
+#define RMQ_EV_IN  0x1 /* a receive would not block */
+#define RMQ_EV_OUT 0x2 /* a send would not block */
+
+struct rmq_pattern_ops {
+	int         type;       /* RMQ_PAIR, RMQ_REQ, ... */
+	const char *name;       /* "req" */
+	const char *peer_name;  /* "rep" */
+	const char *section;    /* its config section: thresholds.reqrep */
+	uint16_t    self_id;    /* our wire id, sent in the HELLO */
+	uint16_t    peer_id;    /* the wire id a peer must send */
+	int         max_peers;  /* 0: any number */
+	bool        report_lost; /* a dead peer fails the next operation */
+	size_t      sock_size;  /* private state; the core allocates and
+	                         * zeroes it */
+	size_t      peer_size;  /* per peer, likewise (0: none) */
+
+	/* After the state is allocated; before it is freed.  May be NULL. */
+	int  (*init)(void *st, struct rmq_socket *s);
+	void (*fini)(void *st);
+	/* Send: 0 or -error; on success a msg in o is owned by the engine. */
+	int  (*send)(void *st, struct rmq_socket *s, const struct rmq_out *o,
+	             int flags);
+	/* Receive: the next message for the application, in *e. */
+	int  (*recv)(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+	             int flags);
+	/* A peer completed its handshake / died or left.  pp: its
+	 * peer_size block.  May be NULL. */
+	void (*peer_added)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                   void *pp);
+	void (*peer_gone)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                  void *pp);
+	/* RMQ_EV_IN | RMQ_EV_OUT: what would not block now. */
+	int  (*events)(void *st, struct rmq_socket *s);
+	/* The pattern's own socket options; -RMQ_EINVAL for one it does not
+	 * know.  May be NULL (then it has none). */
+	int  (*setopt)(void *st, struct rmq_socket *s, int opt,
+	               const void *val, size_t len);
+	int  (*getopt)(void *st, struct rmq_socket *s, int opt, void *val,
+	               size_t *len);
+	/* Called on each message as the pattern takes it from the queues:
+	 * false drops it (counted).  May be NULL (take everything). */
+	bool (*rx_filter)(void *st, const struct rmq_rxent *e);
+};
+
+/* The registry (patterns/registry.c). */
+const struct rmq_pattern_ops *rmq_pattern_find(int type);
+/* Every pattern, NULL-terminated. */
+const struct rmq_pattern_ops *const *rmq_pattern_all(void);
+/*
+ * Every thresholds.SECTION of the config must be some pattern's: 0, or
+ * -RMQ_ECONFIG with "FILE:LINE:COL: thresholds.X: ..." in err.
+ */
+int rmq_pattern_check_sections(const struct rmq_config *cfg, char *err,
+                               size_t errlen);
+
+/* ---- what the core offers a pattern (pattern.c) ---- */
+
+/*
+ * Block until cond(s, arg) says 1 (done) or < 0 (that error), or the
+ * timeout passes (-RMQ_EAGAIN; 0 with RMQ_DONTWAIT); progress meanwhile.
+ */
+int  rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
+                  int (*cond)(struct rmq_socket *, void *), void *arg);
+/* Wait for a usable peer, round-robin; -RMQ_ENOTCONN if none can ever
+ * come (no listener, never connected), -RMQ_ECONNRESET once for a lost
+ * one. */
+int  rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
+                       struct rmq_peer **pp);
+/* Send to p (rmq_xfer_send). */
+int  rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
+                  const struct rmq_out *o, uint32_t msgid, int flags);
+/*
+ * Take the next message, fair-queued over peers, dropping those the
+ * pattern's rx_filter refuses: 1 with *e, or 0 (none now).
+ */
+int  rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e);
+/* Wait (RMQ_RCVTIMEO) for a message from any peer, or why none can come. */
+int  rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e);
+/* Discard a message the pattern took and does not want (counted). */
+void rmq_pat_discard(struct rmq_socket *s, struct rmq_rxent *e);
+/* Would a message be taken now / could a send go now (some usable peer
+ * with credit)? */
+bool rmq_pat_readable(struct rmq_socket *s);
+bool rmq_pat_writable(struct rmq_socket *s);
+/* The socket's RMQ_SNDTIMEO and RMQ_RCVTIMEO. */
+int  rmq_pat_sndtimeo(const struct rmq_socket *s);
+int  rmq_pat_rcvtimeo(const struct rmq_socket *s);
+/* The pattern's block for peer p (peer_size), or NULL. */
+void *rmq_pat_peer_state(const struct rmq_peer *p);
+/* The peer of a message; p's id (stable while p lives). */
+struct rmq_peer *rmq_pat_msg_peer(const struct rmq_rxent *e);
+uint32_t         rmq_pat_peer_id(const struct rmq_peer *p);
+/* The live peer with this id, or NULL (gone or dead). */
+struct rmq_peer *rmq_pat_peer(struct rmq_socket *s, uint32_t id);
+/* The wire's request id of a message. */
+uint32_t         rmq_pat_msg_id(const struct rmq_rxent *e);
+
+#endif /* RMQ_PATTERN_H */

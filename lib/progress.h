@@ -1,0 +1,185 @@
+/*
+ * The reactor: completions and file descriptors in, callbacks out.
+ *
+ * Every operation librmq posts to libfabric is a struct rmq_op whose first
+ * member is the fi_context2 libfabric sees; when its completion (or error)
+ * comes out of the CQ, the reactor calls op->done.  File descriptors (the
+ * control channels, listeners) register as sources and get their ready
+ * callback; timers run at every poll round.  One helper, rmq_wait_until(),
+ * drives all of it until a condition holds: every blocking call in librmq
+ * is that helper with its own condition.
+ *
+ * The reactor knows no path, no pattern and no control-channel function:
+ * it only calls what was registered with it.  The owner pointer (the
+ * socket) is handed back to every callback.
+ *
+ *                      +-------- rmq_reactor_progress() --------+
+ *   fi_cq_read ------> | op->done(op, cqe, owner)              |
+ *   remote CQ data --> | on_imm(owner, data)                   |
+ *   after the pass --> | after[i](owner)      (repost, deferred) |
+ *   every ~1 ms -----> | poll(sources): src->ready; timers     |
+ *                      +----------------------------------------+
+ *   rmq_wait_until(): cond? -> progress -> idle hook -> spin, then sleep
+ *                     in poll() on the CQ wait fd and the sources
+ */
+#ifndef RMQ_PROGRESS_H
+#define RMQ_PROGRESS_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_eq.h>
+
+/* One completion, as the reactor hands it to an operation. */
+struct rmq_cqe {
+	uint64_t flags; /* fi_cq_data_entry flags */
+	void    *buf;   /* received data (multi-recv), or NULL */
+	size_t   len;
+	uint64_t data;  /* remote CQ data */
+	int      err;   /* 0, or -FI_Exxx (never 0 for an error entry) */
+};
+
+struct rmq_op;
+/* owner: the reactor's owner (the socket the operation belongs to). */
+typedef void (*rmq_op_done_fn)(struct rmq_op *op, const struct rmq_cqe *e,
+                               void *owner);
+
+struct rmq_op {
+	struct fi_context2 fctx; /* first: what libfabric sees */
+	rmq_op_done_fn     done;
+	unsigned           flags; /* RMQ_OP_F_* */
+};
+
+#define RMQ_OP_F_RECV 0x1u /* a posted receive buffer: a remote write may
+                            * consume it (mode FI_RX_CQ_DATA) */
+
+static inline void
+rmq_op_init(struct rmq_op *op, rmq_op_done_fn done, unsigned flags)
+{
+	op->done  = done;
+	op->flags = flags;
+}
+
+/* A file descriptor the reactor polls for input. */
+struct rmq_source {
+	int   fd;
+	void (*ready)(struct rmq_source *src, short revents, void *owner);
+	int   idx; /* in the reactor's table; -1: not registered */
+};
+
+/*
+ * A timer runs at every poll round (about every millisecond while the
+ * owner progresses, and after every sleep); when says until when a wait
+ * may sleep before it must run (INT64_MAX: no deadline).
+ */
+struct rmq_timer {
+	void (*run)(struct rmq_timer *t, int64_t now, void *owner);
+	int64_t           when;
+	struct rmq_timer *next;
+	bool              armed;
+};
+
+#define RMQ_REACTOR_AFTER_MAX 4
+
+struct rmq_reactor {
+	void              *owner;     /* handed to every callback */
+	struct fid_cq     *cq;        /* NULL until the endpoint opens */
+	struct fid_fabric *fabric;    /* for fi_trywait */
+	int                cq_fd;     /* -1: none: spin, then short sleeps */
+	bool               rx_cq_data; /* a remote write may consume one of
+	                                * our receives (FI_RX_CQ_DATA) */
+	/* A peer's fi_writedata landed (FI_REMOTE_CQ_DATA at the target). */
+	void (*on_imm)(void *owner, uint64_t data);
+	/* Takes a completion error that comes with no context (shm 1.17's
+	 * fast RMA fails a bad read so); NULL: such errors are logged. */
+	struct rmq_op     *orphan;
+	/* Run after every CQ pass (repost receives, post deferred sends). */
+	void (*after[RMQ_REACTOR_AFTER_MAX])(void *owner);
+	int                nafter;
+	/* Idle work: waits with RMQ_WAIT_IDLE and the progress thread run it
+	 * when a round found nothing (pull queued rendezvous messages). */
+	void (*idle)(void *owner);
+
+	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
+	int                nsrcs, srcs_cap;
+	int                dispatching;
+	struct rmq_timer  *timers;
+	int64_t            next_poll;
+	unsigned           ticks;
+	int                spin_us;   /* busy-poll this long before sleeping */
+	uint64_t           eagain;    /* -FI_EAGAIN retries (stats) */
+
+	/* progress: thread -- held by every API call and tried by the
+	 * progress thread (thread.c), which never waits for it. */
+	pthread_mutex_t    mu;
+	struct rmq_reactor *ctx_next; /* the context's list (thread.c) */
+};
+
+void rmq_reactor_init(struct rmq_reactor *r, void *owner);
+void rmq_reactor_fini(struct rmq_reactor *r);
+/* Attach the CQ once the endpoint is open (cq NULL: detach). */
+void rmq_reactor_set_cq(struct rmq_reactor *r, struct fid_cq *cq, int cq_fd,
+                        struct fid_fabric *fabric, bool rx_cq_data);
+int  rmq_reactor_after(struct rmq_reactor *r, void (*fn)(void *owner));
+
+int  rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
+                    void (*ready)(struct rmq_source *, short, void *));
+void rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src);
+void rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
+                   void (*run)(struct rmq_timer *, int64_t, void *));
+void rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t);
+
+/* Drain the CQ (and run the after-pass hooks); returns completions. */
+int rmq_reactor_drain(struct rmq_reactor *r);
+/* Drain the CQ; about every millisecond also poll the sources and run the
+ * timers.  Returns the events handled. */
+int rmq_reactor_progress(struct rmq_reactor *r);
+
+/*
+ * A wait with a timeout.  The clock is read only once waiting really
+ * starts (most sends and receives never wait), then every 64 spins.
+ */
+struct rmq_waiter {
+	int64_t  start;      /* 0 until the first idle round */
+	int64_t  deadline;
+	int      timeout_ms; /* -1 forever */
+	int      backoff_us;
+	unsigned spins;
+};
+void rmq_waiter_init(struct rmq_waiter *w, int timeout_ms);
+
+/*
+ * One idle round: spin, then sleep (CQ wait fd and sources in poll(), or
+ * short sleeps growing to 1 ms where there is no wait fd).  Returns
+ * -RMQ_EAGAIN once the waiter's deadline passed, else 0.
+ */
+int rmq_reactor_idle(struct rmq_reactor *r, struct rmq_waiter *w);
+
+/*
+ * cond(arg): 1 = done, < 0 = that error, 0 = keep waiting.  Checked first,
+ * then after every round that handled events.
+ */
+typedef int (*rmq_cond_fn)(void *arg);
+
+#define RMQ_WAIT_IDLE 0x1u /* run the idle hook on idle rounds */
+
+/*
+ * Drive r until cond holds: 0, cond's error, or -RMQ_EAGAIN when w's
+ * deadline passes.
+ */
+int rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
+                   rmq_cond_fn cond, void *arg);
+
+/*
+ * The same over several reactors and foreign file descriptors (poll(2)
+ * style; their revents are filled in whenever they were polled, so cond
+ * may look at them): what rmq_poll() waits in.
+ */
+int rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
+                  int nfds, struct rmq_waiter *w, unsigned flags,
+                  rmq_cond_fn cond, void *arg);
+
+#endif /* RMQ_PROGRESS_H */

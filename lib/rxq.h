@@ -1,0 +1,58 @@
+/*
+ * Received messages (rxq.c): an entry per message not yet delivered,
+ * queued on the peer it came from, in order.  Entries are recycled from a
+ * small per-socket cache: none is malloc'd per message in the steady state.
+ */
+#ifndef RMQ_RXQ_H
+#define RMQ_RXQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+struct rmq_peer;
+struct rmq_slab;
+struct rmq_socket;
+
+struct rmq_rxent {
+	struct rmq_rxent *next;
+	struct rmq_peer  *peer;
+	uint32_t          msgid;
+	int               path;     /* RMQ_PATH_* that carried it */
+	size_t            len;
+	uint8_t          *data;     /* payload: in a slab, a ring or heap */
+	struct rmq_slab  *slab;     /* reference held, or NULL */
+	void             *heap;     /* pulled rendezvous or reassembled */
+	struct rmq_rts    rts;      /* rendezvous: where the payload is */
+	uint64_t          tag;      /* the path's own (ring: slots taken
+	                             * through this message) */
+	bool              pulling;  /* background pull in progress */
+	int               pull_status;
+};
+
+/* One peer's queue. */
+struct rmq_rxq {
+	struct rmq_rxent *head, *tail;
+	size_t            len;
+};
+
+/* The socket's: entries queued on all peers, and spare entries. */
+struct rmq_rxcache {
+	size_t            nqueued;
+	struct rmq_rxent *free;
+	int               nfree;
+};
+
+struct rmq_rxent *rmq_rxent_new(struct rmq_socket *s);
+/* Frees e and what it holds (slab reference, heap, its path's release). */
+void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
+void rmq_rxent_cache_drop(struct rmq_socket *s);
+void rmq_rxq_push(struct rmq_socket *s, struct rmq_peer *p,
+                  struct rmq_rxent *e);
+/* The next message of p, off its queue; NULL if none. */
+struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p);
+/* Free every message queued on p. */
+void rmq_rxq_clear(struct rmq_socket *s, struct rmq_peer *p);
+#endif /* RMQ_RXQ_H */

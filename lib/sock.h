@@ -1,0 +1,93 @@
+/*
+ * A socket, as every layer of the engine sees it.  Each part belongs to
+ * one module, named beside it; a module touches the other parts only
+ * through their functions.
+ *
+ * Ownership: a socket owns its endpoint, CQ, AV, slabs, tx slots, peers
+ * and listeners.  A peer lives while it is connected or still has queued
+ * messages.  A queued message holds a reference on the slab it lies in;
+ * an rmq_msg given to the user may hold one too, so a slab whose socket
+ * has closed is freed by the last rmq_msg_free().
+ */
+#ifndef RMQ_SOCK_H
+#define RMQ_SOCK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "conn/ctrl.h"
+#include "conn/peer.h"
+#include "ctx.h"
+#include "numa.h"
+#include "paths/rndv.h"
+#include "paths/tx.h"
+#include "progress.h"
+#include "rmq.h"
+#include "rxq.h"
+#include "select.h"
+#include "wire.h"
+
+struct rmq_pattern_ops;
+struct rmq_path_ops;
+struct rmq_slab;
+
+#define RMQ_MT_SLOTS 16 /* message types a row may own (wire.h) */
+
+struct rmq_socket {
+	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
+	rmq_ctx           *ctx;
+	int                type;
+	const struct rmq_pattern_ops *pat; /* the pattern (patterns/) */
+	void              *pstate;    /* its private state */
+	const struct rmq_path_ops *const *path_ops; /* the rows (paths/) */
+
+	/* options (sock.c) */
+	int                sndtimeo, rcvtimeo, linger, connect_ms,
+	                   handshake_ms, sndhwm, rcvhwm, spin_us;
+	int64_t            maxmsg;
+	struct rmq_path_opts popts;   /* options that shape the path table */
+	char               name[RMQ_CFG_NAME_MAX]; /* RMQ_NAME, "" = none */
+
+	/* fabric objects (ep.c), made at the first bind/connect */
+	const struct rmq_prov *prov;
+	struct rmq_dom    *dom;
+	struct fi_info    *info;
+	struct fid_ep     *ep;
+	struct fid_cq     *cq;
+	struct fid_av     *av;
+	int                cq_fd;     /* -1: no wait fd */
+	uint8_t            fabaddr[RMQ_ADDR_MAX];
+	size_t             fabaddr_len;
+	size_t             min_multi; /* FI_OPT_MIN_MULTI_RECV */
+	struct rmq_slab   *slabs;     /* all slabs */
+	int                nposted;
+	/* A fabric message landed in a slab (xfer.c's receive). */
+	void (*on_msg)(struct rmq_socket *s, struct rmq_slab *sl,
+	               uint8_t *buf, size_t len, const uint64_t *data);
+
+	/* choosing and carrying (select.c, xfer.c, paths/) */
+	struct rmq_path_table paths;
+	int8_t             rx_owner[RMQ_MT_SLOTS]; /* type -> row, -1 none */
+	int8_t             imm_owner[4];           /* RMQ_IMM_* -> row */
+	struct rmq_txpool  tx;        /* paths/tx.c */
+	int                inflight;  /* tx slots + rendezvous sends busy */
+	struct rmq_rndv    rndv;      /* paths/rndv.c */
+
+	/* connections (conn/) */
+	struct rmq_peers   peers;     /* conn/peer.c */
+	struct rmq_ctrl    ctrl;      /* conn/ctrl.c */
+	char               last_endpoint[256];
+
+	/* receiving (rxq.c) and the pattern helpers' cursors (pattern.c) */
+	struct rmq_rxcache rx;
+	int                rr;        /* round-robin (send) */
+	int                rr_rx;     /* fair queue (recv) */
+
+	struct rmq_stats   stats;
+};
+
+#endif /* RMQ_SOCK_H */

@@ -1,0 +1,37 @@
+/* Logging, clocks, randomness, small string and interface helpers. */
+#ifndef RMQ_UTIL_H
+#define RMQ_UTIL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h" /* RMQ_LOG_* */
+
+#define RMQ_UNUSED(x) ((void) (x))
+
+#define rmq_container_of(ptr, type, member) \
+	((type *) (void *) ((char *) (ptr) - offsetof(type, member)))
+
+void rmq_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void     rmq_log_set_level(int level);
+int64_t  rmq_now_ns(void);
+/* Deadline in ns from a timeout in ms (-1: forever -> INT64_MAX). */
+int64_t  rmq_deadline(int timeout_ms);
+uint64_t rmq_random64(void);
+
+/* Append name to the ", "-separated list in buf[len] (end at *pos), once. */
+void rmq_list_add(char *buf, size_t len, size_t *pos, const char *name);
+/*
+ * The first IPv4 address of interface iface: 0, -RMQ_ENODEV (no such
+ * interface) or -RMQ_EADDR (no IPv4 address); have lists the interfaces
+ * (or that one's addresses) for messages.
+ */
+int  rmq_iface_ipv4(const char *iface, struct in_addr *addr, char *have,
+                    size_t havelen);
+/* Is addr one of iface's addresses? */
+bool rmq_iface_has(const char *iface, struct in_addr addr);
+
+#endif /* RMQ_UTIL_H */
