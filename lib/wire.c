@@ -261,7 +261,7 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	h->eager_max = get32(p + 20);
 	h->addr_len  = get16(p + 24);
 	p += 26;
-	if ((h->features & ~RMQ_FEAT_RING) != 0 || h->addr_len == 0 ||
+	if ((h->features & ~RMQ_FEAT_KNOWN) != 0 || h->addr_len == 0 ||
 	    h->addr_len > RMQ_ADDR_MAX ||
 	    (size_t) (end - p) !=
 	        h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u))

@@ -16,6 +16,10 @@
  *   msgid    request id (REQ/REP); FIN: the cookie of the rendezvous
  *   len      DATA: payload bytes that follow; FIN: status (0 or errno)
  *
+ *   type ownership: DATA eager/inject, RTS and FIN the rendezvous family,
+ *   CTS rndv_send, GRANT and ABORT rndv_write, SEG seg, RCREDIT ring,
+ *   CREDIT none (lib/paths/, each row's rx_types).
+ *
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
  *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
  *   payload comes as one fi_tsend with tag = conn << 32 | cookie;
@@ -123,7 +127,9 @@ struct rmq_hello {
 	uint32_t conn;      /* id the receiver must put in headers to us */
 	uint32_t rcvhwm;    /* initial credits we grant */
 	uint64_t maxmsg;    /* largest message we accept; UINT64_MAX none */
-	uint32_t features;  /* reserved, 0 */
+	uint32_t features;  /* RMQ_FEAT_*: which paths' fields follow the
+	                     * address, in bit order (paths/ fill and read
+	                     * them through their hello_out / hello_in) */
 	uint32_t eager_max; /* largest payload our slabs take in one message:
 	                     * larger ones must come by rendezvous */
 	uint16_t addr_len;
@@ -136,7 +142,8 @@ struct rmq_hello {
 	uint32_t ring_slot_size;
 };
 
-#define RMQ_FEAT_RING 0x1u
+#define RMQ_FEAT_RING  0x1u /* the ring's 24 bytes (paths/ring.c) */
+#define RMQ_FEAT_KNOWN RMQ_FEAT_RING
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */

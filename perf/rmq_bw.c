@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pp_common.h"
+#include "bench.h"
 #include "rmq.h"
 #include "rmq_perf.h"
 

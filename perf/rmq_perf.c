@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pp_common.h"
+#include "bench.h"
 #include "rmq_perf.h"
 
 const char *rmq_perf_prog = "rmq_perf";

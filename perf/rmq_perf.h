@@ -1,5 +1,5 @@
 /*
- * What rmq_pingpong and rmq_bw share on top of pp_common.h: the roles and
+ * What rmq_pingpong and rmq_bw share on top of common/bench.h: the roles and
  * how they are launched (--local, --server/--connect, mpirun -np 2), the
  * socket options both sides set, and the plan exchange that tells the
  * other side what comes next.

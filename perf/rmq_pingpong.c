@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pp_common.h"
+#include "bench.h"
 #include "rmq.h"
 #include "rmq_perf.h"
 

@@ -40,7 +40,7 @@
 
 #include <zmq.h>
 
-#include "pp_common.h"
+#include "bench.h"
 
 #define PROG       "zmq_pingpong"
 #define PLAN_MAGIC 0x5a504d50u /* "PMPZ" */

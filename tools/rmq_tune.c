@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pp_common.h"
+#include "bench.h"
 #include "rmq.h"
 
 #define TUNE_MAX_SIZES PP_MAX_SIZES

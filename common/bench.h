@@ -1,11 +1,11 @@
 /*
- * What rmq_pingpong and zmq_pingpong share, so both measure and print
- * exactly alike: sizes, the clock, payload patterns, the per-size summary
+ * What the benchmarks (perf/: rmq_pingpong, rmq_bw, zmq_pingpong) and
+ * rmq_tune (tools/) share, so all measure and print exactly alike: sizes, the clock, payload patterns, the per-size summary
  * (one-way = round trip / 2 per iteration; p50, p99, mean; MB/s = size /
  * mean, 1 MB = 10^6 B) and its table or CSV row.
  */
-#ifndef RMQ_PP_COMMON_H
-#define RMQ_PP_COMMON_H
+#ifndef RMQ_BENCH_H
+#define RMQ_BENCH_H
 
 #include <errno.h>
 #include <sched.h>
@@ -191,4 +191,4 @@ pp_report(bool csv, size_t size, double *lat, int iters, const char *path)
 		       iters, p50, p99, avg, mbps, path);
 }
 
-#endif /* RMQ_PP_COMMON_H */
+#endif /* RMQ_BENCH_H */
