@@ -281,6 +281,24 @@ rmq_ep_paths(struct rmq_socket *s)
 	                            s->pat->section, s->name, &s->popts);
 }
 
+size_t
+rmq_ep_min_multi(const struct rmq_path_table *t)
+{
+	/*
+	 * What one message into our slabs may hold: the eager limit, but
+	 * never less than RMQ_SLAB_MSG_MIN, so that seg pieces and eager
+	 * fallbacks stay large where the table sends little eagerly (tcp:
+	 * the ring wins from 49 bytes up).  Told to peers in the HELLO.
+	 */
+	size_t m = RMQ_HDR_SIZE + t->eager_max;
+
+	if (m < RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN)
+		m = RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN;
+	if (m < RMQ_RTS_SIZE)
+		m = RMQ_RTS_SIZE;
+	return m;
+}
+
 int
 rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
             const char *node)
@@ -306,17 +324,7 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		rmq_ep_close(s);
 		return rc;
 	}
-	/*
-	 * What one message into our slabs may hold: the eager limit, but
-	 * never less than RMQ_SLAB_MSG_MIN, so that seg pieces and eager
-	 * fallbacks stay large where the table sends little eagerly (tcp:
-	 * the ring wins from 49 bytes up).  Told to peers in the HELLO.
-	 */
-	s->min_multi = RMQ_HDR_SIZE + s->paths.eager_max;
-	if (s->min_multi < RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN)
-		s->min_multi = RMQ_HDR_SIZE + RMQ_SLAB_MSG_MIN;
-	if (s->min_multi < RMQ_RTS_SIZE)
-		s->min_multi = RMQ_RTS_SIZE;
+	s->min_multi = rmq_ep_min_multi(&s->paths);
 
 	rc = cq_open(s);
 	if (rc == 0 && s->info->addr_format == FI_ADDR_STR)

@@ -38,6 +38,9 @@ struct rmq_slab {
 	bool                posted;
 };
 
+struct rmq_path_table;
+/* The largest fabric message our slabs take (FI_OPT_MIN_MULTI_RECV). */
+size_t rmq_ep_min_multi(const struct rmq_path_table *t);
 /* Open the endpoint for prov on node (NULL: the provider's choice). */
 int  rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
                  const char *node);

@@ -236,6 +236,38 @@ START_TEST(test_unavailable_provider_in_config)
 }
 END_TEST
 
+/*
+ * A thresholds section is named by its pattern: the config takes any
+ * name, rmq_ctx_new refuses one no pattern reads, from the file or the
+ * environment, and says which there are.
+ */
+START_TEST(test_pattern_sections)
+{
+	char msg[1024];
+	int  rc;
+
+	ctx_file_fails("log: warn\nthresholds:\n  piar:\n    path: seg\n",
+	               ":4:11: thresholds.piar: no pattern reads a section "
+	               "'piar' (the patterns' sections: pair, reqrep)",
+	               msg, sizeof(msg));
+	setenv("RMQ_THRESHOLDS_PUBSUB_EAGER_MAX", "4K", 1);
+	capture_stderr(ctx_from_file, NULL, &rc, msg, sizeof(msg));
+	unsetenv("RMQ_THRESHOLDS_PUBSUB_EAGER_MAX");
+	ck_assert_int_eq(rc, -RMQ_ECONFIG);
+	ck_assert_msg(strstr(msg, "RMQ_THRESHOLDS_PUBSUB_EAGER_MAX: no pattern "
+	                          "reads a section 'pubsub'") != NULL,
+	              "got: %s", msg);
+	/* the patterns' own sections, from the file and the environment */
+	write_cfg("thresholds:\n  reqrep:\n    path: seg\n"
+	          "  pair:\n    eager_max: 2KiB\n");
+	setenv("RMQ_THRESHOLDS_PAIR_RNDV", "rndv_send", 1);
+	rc = ctx_from_file(cfg_path);
+	unsetenv("RMQ_THRESHOLDS_PAIR_RNDV");
+	ck_assert_int_eq(rc, 0);
+	unlink(cfg_path);
+}
+END_TEST
+
 /* ---- provider_order, provider knobs, socket names (issue 4) ---- */
 
 /* provider_order: auto takes the first listed provider this machine has,
@@ -608,6 +640,7 @@ ctx_suite(void)
 	tcase_add_test(tc, test_bad_yaml_fails_cleanly);
 	tcase_add_test(tc, test_missing_provider);
 	tcase_add_test(tc, test_unavailable_provider_in_config);
+	tcase_add_test(tc, test_pattern_sections);
 	tcase_add_test(tc, test_threads_share_a_context_shm);
 	tcase_add_test(tc, test_threads_share_a_context_tcp);
 	tcase_add_test(tc, test_provider_order);

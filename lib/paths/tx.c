@@ -43,19 +43,26 @@ tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 		rmq_peer_reap(s, p);
 }
 
+size_t
+rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t)
+{
+	size_t slot = min_multi;
+
+	/* Ring messages are written from tx slots too. */
+	if (t->ring_ok && slot < RMQ_HDR_SIZE + t->ring_cap)
+		slot = RMQ_HDR_SIZE + t->ring_cap;
+	if (slot < RMQ_RTS_SIZE)
+		slot = RMQ_RTS_SIZE;
+	return (slot + 63) & ~(size_t) 63;
+}
+
 int
 rmq_tx_init(struct rmq_socket *s)
 {
 	struct rmq_txpool *t = &s->tx;
 	int                i, rc;
 
-	t->slot = s->min_multi;
-	/* Ring messages are written from tx slots too. */
-	if (s->paths.ring_ok && t->slot < RMQ_HDR_SIZE + s->paths.ring_cap)
-		t->slot = RMQ_HDR_SIZE + s->paths.ring_cap;
-	if (t->slot < RMQ_RTS_SIZE)
-		t->slot = RMQ_RTS_SIZE;
-	t->slot = (t->slot + 63) & ~(size_t) 63;
+	t->slot = rmq_tx_slot_size(s->min_multi, &s->paths);
 	t->n    = RMQ_NTX;
 	t->mem  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, t->slot * t->n,
 	                         &t->numa);

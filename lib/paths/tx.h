@@ -52,6 +52,10 @@ struct rmq_tx_rma {
 	uint32_t imm; /* the immediate of the fi_writedata */
 };
 
+struct rmq_path_table;
+/* Bytes per tx slot: an eager message to the slabs' limit, a ring
+ * message, an RTS; cache-line multiples. */
+size_t rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t);
 int  rmq_tx_init(struct rmq_socket *s);
 void rmq_tx_fini(struct rmq_socket *s);
 /* A free slot; waits (per w) while all are in flight.  -RMQ_EAGAIN on
