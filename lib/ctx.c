@@ -9,7 +9,7 @@
 
 #include "caps.h"
 #include "ctx.h"
-#include "pattern.h"
+#include "pattern_ops.h"
 #include "util.h"
 
 /*
@@ -112,7 +112,9 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		goto fail;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
-	rc = rmq_thread_start(ctx);
+	rc = rmq_thread_start(&ctx->progress,
+	                      ctx->cfg.progress_mode == RMQ_CFG_PROGRESS_THREAD,
+	                      ctx->cfg.thread_sleep_us);
 	if (rc != 0) {
 		pthread_mutex_destroy(&ctx->lock);
 		goto fail;
@@ -137,7 +139,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 		return -RMQ_EFSM;
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	rmq_thread_stop(ctx);
+	rmq_thread_stop(&ctx->progress);
 	pthread_mutex_destroy(&ctx->lock);
 	/* Slabs still held by messages need no topology to be freed. */
 	rmq_numa_close(&ctx->numa);

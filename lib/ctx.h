@@ -19,8 +19,7 @@
 #include "config.h"
 #include "numa.h"
 #include "rmq.h"
-
-struct rmq_reactor;
+#include "thread.h"
 
 struct rmq_dom {
 	struct rmq_dom       *next;
@@ -40,13 +39,7 @@ struct rmq_ctx {
 	int               nsockets;
 	struct rmq_numa   numa;      /* loaded at the first domain */
 	bool              numa_tried;
-	/* progress: thread (thread.c); fixed at rmq_ctx_new */
-	bool              thread;    /* sockets lock their API calls */
-	bool              pinned;    /* thread pinned near the first domain */
-	pthread_t         thr;
-	atomic_bool       stop;
-	pthread_mutex_t   socks_lock; /* the list below */
-	struct rmq_reactor *reactors; /* every socket's, for the thread */
+	struct rmq_thread progress;  /* progress: thread; fixed at rmq_ctx_new */
 };
 
 /*
@@ -57,12 +50,5 @@ struct rmq_ctx {
 int  rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
                  bool ordered, struct rmq_dom **domp, struct fi_info **infop);
 void rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom);
-
-/* The progress thread: start at rmq_ctx_new, stop before destroying. */
-int  rmq_thread_start(rmq_ctx *ctx);
-void rmq_thread_stop(rmq_ctx *ctx);
-/* A socket's reactor joins (leaves) the thread's rounds. */
-void rmq_thread_add(rmq_ctx *ctx, struct rmq_reactor *r);
-void rmq_thread_remove(rmq_ctx *ctx, struct rmq_reactor *r);
 
 #endif /* RMQ_CTX_H */

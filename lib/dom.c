@@ -35,9 +35,9 @@ dom_place(rmq_ctx *ctx, struct rmq_dom *d, const struct fi_info *info)
 	/* The progress thread runs next to the first domain's NIC (or the
 	 * caller's node): where its completions and slabs are; under
 	 * policy cpuset, on numa.cpuset's CPUs. */
-	if (ctx->thread && !ctx->pinned && pl->node >= 0) {
-		ctx->pinned = true;
-		if (rmq_numa_bind_thread(&ctx->numa, pl, ctx->thr) == 0)
+	if (ctx->progress.on && !ctx->progress.pinned && pl->node >= 0) {
+		ctx->progress.pinned = true;
+		if (rmq_numa_bind_thread(&ctx->numa, pl, ctx->progress.thr) == 0)
 			rmq_log(RMQ_LOG_INFO, "progress thread pinned to CPUs %s",
 			        pl->cpuset);
 		else

@@ -13,9 +13,9 @@
 
 #include "ctx.h"
 #include "ep.h"
-#include "pattern.h"
+#include "pattern_ops.h"
 #include "select.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 int

@@ -7,7 +7,7 @@
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "xfer.h"
 
 struct pat_wait {
@@ -40,8 +40,8 @@ rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
 static int
 no_peer(struct rmq_socket *s)
 {
-	if (s->peers.lost) {
-		s->peers.lost = false;
+	if (s->peers->lost) {
+		s->peers->lost = false;
 		return -RMQ_ECONNRESET;
 	}
 	if (!rmq_ctrl_listening(s))
@@ -84,11 +84,11 @@ rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 {
 	struct rmq_peer *p;
 
-	while (s->rx.nqueued > 0) {
+	while (s->rx->nqueued > 0) {
 		p = rmq_peer_next(s, &s->rr_rx, has_queued);
 		if (p == NULL)
 			return 0;
-		*e = rmq_rxq_pop(s, p);
+		*e = rmq_rxq_pop(s, &p->q);
 		if (s->pat->rx_filter == NULL ||
 		    s->pat->rx_filter(s->pstate, *e))
 			return 1;
@@ -129,9 +129,9 @@ rmq_pat_readable(struct rmq_socket *s)
 	int               i;
 
 	if (s->pat->rx_filter == NULL)
-		return s->rx.nqueued > 0;
+		return s->rx->nqueued > 0;
 	/* What take would not drop, behind what it would. */
-	for (i = 0; s->rx.nqueued > 0 && i < s->peers.cap; i++) {
+	for (i = 0; s->rx->nqueued > 0 && i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
 		for (e = p != NULL ? p->q.head : NULL; e != NULL; e = e->next)
 			if (s->pat->rx_filter(s->pstate, e))

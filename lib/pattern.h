@@ -27,66 +27,7 @@
 #include "config.h"
 #include "rmq.h"
 
-struct rmq_out;
-struct rmq_peer;
-struct rmq_rxent;
-struct rmq_socket;
-
-/* What a socket can do now (events). */
-#define RMQ_EV_IN  0x1 /* a receive would not block */
-#define RMQ_EV_OUT 0x2 /* a send would not block */
-
-struct rmq_pattern_ops {
-	int         type;       /* RMQ_PAIR, RMQ_REQ, ... */
-	const char *name;       /* "req" */
-	const char *peer_name;  /* "rep" */
-	const char *section;    /* its config section: thresholds.reqrep */
-	uint16_t    self_id;    /* our wire id, sent in the HELLO */
-	uint16_t    peer_id;    /* the wire id a peer must send */
-	int         max_peers;  /* 0: any number */
-	bool        report_lost; /* a dead peer fails the next operation */
-	size_t      sock_size;  /* private state; the core allocates and
-	                         * zeroes it */
-	size_t      peer_size;  /* per peer, likewise (0: none) */
-
-	/* After the state is allocated; before it is freed.  May be NULL. */
-	int  (*init)(void *st, struct rmq_socket *s);
-	void (*fini)(void *st);
-	/* Send: 0 or -error; on success a msg in o is owned by the engine. */
-	int  (*send)(void *st, struct rmq_socket *s, const struct rmq_out *o,
-	             int flags);
-	/* Receive: the next message for the application, in *e. */
-	int  (*recv)(void *st, struct rmq_socket *s, struct rmq_rxent **e,
-	             int flags);
-	/* A peer completed its handshake / died or left.  pp: its
-	 * peer_size block.  May be NULL. */
-	void (*peer_added)(void *st, struct rmq_socket *s, struct rmq_peer *p,
-	                   void *pp);
-	void (*peer_gone)(void *st, struct rmq_socket *s, struct rmq_peer *p,
-	                  void *pp);
-	/* RMQ_EV_IN | RMQ_EV_OUT: what would not block now. */
-	int  (*events)(void *st, struct rmq_socket *s);
-	/* The pattern's own socket options; -RMQ_EINVAL for one it does not
-	 * know.  May be NULL (then it has none). */
-	int  (*setopt)(void *st, struct rmq_socket *s, int opt,
-	               const void *val, size_t len);
-	int  (*getopt)(void *st, struct rmq_socket *s, int opt, void *val,
-	               size_t *len);
-	/* Called on each message as the pattern takes it from the queues:
-	 * false drops it (counted).  May be NULL (take everything). */
-	bool (*rx_filter)(void *st, const struct rmq_rxent *e);
-};
-
-/* The registry (patterns/registry.c). */
-const struct rmq_pattern_ops *rmq_pattern_find(int type);
-/* Every pattern, NULL-terminated. */
-const struct rmq_pattern_ops *const *rmq_pattern_all(void);
-/*
- * Every thresholds.SECTION of the config must be some pattern's: 0, or
- * -RMQ_ECONFIG with "FILE:LINE:COL: thresholds.X: ..." in err.
- */
-int rmq_pattern_check_sections(const struct rmq_config *cfg, char *err,
-                               size_t errlen);
+#include "pattern_ops.h"
 
 /* ---- what the core offers a pattern (pattern.c) ---- */
 

@@ -2,11 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn/peer.h"
 #include "ep.h"
-#include "paths/path.h"
+#include "path_ops.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 #define RMQ_RXENT_CACHE 64
@@ -14,12 +13,12 @@
 struct rmq_rxent *
 rmq_rxent_new(struct rmq_socket *s)
 {
-	struct rmq_rxent *e = s->rx.free;
+	struct rmq_rxent *e = s->rx->free;
 
 	if (e == NULL)
 		return calloc(1, sizeof(*e));
-	s->rx.free = e->next;
-	s->rx.nfree--;
+	s->rx->free = e->next;
+	s->rx->nfree--;
 	memset(e, 0, sizeof(*e));
 	return e;
 }
@@ -34,10 +33,10 @@ rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
 	if (row->release != NULL && e->peer != NULL)
 		row->release(s, e);
 	free(e->heap);
-	if (s->rx.nfree < RMQ_RXENT_CACHE) {
-		e->next    = s->rx.free;
-		s->rx.free = e;
-		s->rx.nfree++;
+	if (s->rx->nfree < RMQ_RXENT_CACHE) {
+		e->next    = s->rx->free;
+		s->rx->free = e;
+		s->rx->nfree++;
 		return;
 	}
 	free(e);
@@ -48,47 +47,47 @@ rmq_rxent_cache_drop(struct rmq_socket *s)
 {
 	struct rmq_rxent *e;
 
-	while ((e = s->rx.free) != NULL) {
-		s->rx.free = e->next;
+	while ((e = s->rx->free) != NULL) {
+		s->rx->free = e->next;
 		free(e);
 	}
-	s->rx.nfree = 0;
+	s->rx->nfree = 0;
 }
 
 void
-rmq_rxq_push(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
+rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q, struct rmq_rxent *e)
 {
-	s->rx.nqueued++;
+	s->rx->nqueued++;
 	e->next = NULL;
-	if (p->q.tail != NULL)
-		p->q.tail->next = e;
+	if (q->tail != NULL)
+		q->tail->next = e;
 	else
-		p->q.head = e;
-	p->q.tail = e;
-	p->q.len++;
+		q->head = e;
+	q->tail = e;
+	q->len++;
 }
 
 struct rmq_rxent *
-rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p)
+rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q)
 {
-	struct rmq_rxent *e = p->q.head;
+	struct rmq_rxent *e = q->head;
 
 	if (e == NULL)
 		return NULL;
-	s->rx.nqueued--;
-	p->q.head = e->next;
-	if (p->q.head == NULL)
-		p->q.tail = NULL;
-	p->q.len--;
+	s->rx->nqueued--;
+	q->head = e->next;
+	if (q->head == NULL)
+		q->tail = NULL;
+	q->len--;
 	e->next = NULL;
 	return e;
 }
 
 void
-rmq_rxq_clear(struct rmq_socket *s, struct rmq_peer *p)
+rmq_rxq_clear(struct rmq_socket *s, struct rmq_rxq *q)
 {
 	struct rmq_rxent *e;
 
-	while ((e = rmq_rxq_pop(s, p)) != NULL)
+	while ((e = rmq_rxq_pop(s, q)) != NULL)
 		rmq_rxent_free(s, e);
 }

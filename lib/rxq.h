@@ -49,10 +49,10 @@ struct rmq_rxent *rmq_rxent_new(struct rmq_socket *s);
 /* Frees e and what it holds (slab reference, heap, its path's release). */
 void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
 void rmq_rxent_cache_drop(struct rmq_socket *s);
-void rmq_rxq_push(struct rmq_socket *s, struct rmq_peer *p,
+void rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q,
                   struct rmq_rxent *e);
-/* The next message of p, off its queue; NULL if none. */
-struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_peer *p);
-/* Free every message queued on p. */
-void rmq_rxq_clear(struct rmq_socket *s, struct rmq_peer *p);
+/* The next message of q; NULL if none. */
+struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q);
+/* Free every message of q. */
+void rmq_rxq_clear(struct rmq_socket *s, struct rmq_rxq *q);
 #endif /* RMQ_RXQ_H */

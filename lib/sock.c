@@ -17,18 +17,31 @@
 #include "ep.h"
 #include "msg.h"
 #include "paths/path.h"
+#include "paths/rndv.h"
 #include "paths/tx.h"
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 #include "xfer.h"
+
+/* A socket and the parts of it that belong to the upper layers, in one
+ * allocation. */
+struct sock_block {
+	struct rmq_socket s;
+	struct rmq_txpool tx;
+	struct rmq_rndv   rndv;
+	struct rmq_peers  peers;
+	struct rmq_ctrl   ctrl;
+	struct rmq_rxcache rx;
+};
 
 int
 rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 {
 	const struct rmq_pattern_ops *ops;
+	struct sock_block            *blk;
 	struct rmq_socket            *s;
 	int                           rc;
 
@@ -43,12 +56,18 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 		        type);
 		return -RMQ_ENOTSUP;
 	}
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
+	blk = calloc(1, sizeof(*blk));
+	if (blk == NULL)
 		return -RMQ_ENOMEM;
+	s        = &blk->s;
+	s->tx    = &blk->tx;
+	s->rndv  = &blk->rndv;
+	s->peers = &blk->peers;
+	s->ctrl  = &blk->ctrl;
+	s->rx    = &blk->rx;
 	if (ops->sock_size > 0 &&
 	    (s->pstate = calloc(1, ops->sock_size)) == NULL) {
-		free(s);
+		free(rmq_container_of(s, struct sock_block, s));
 		return -RMQ_ENOMEM;
 	}
 	s->ctx          = ctx;
@@ -77,10 +96,10 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 		rmq_ctrl_close(s);
 		rmq_reactor_fini(&s->reactor);
 		free(s->pstate);
-		free(s);
+		free(rmq_container_of(s, struct sock_block, s));
 		return rc;
 	}
-	rmq_thread_add(ctx, &s->reactor);
+	rmq_thread_add(&ctx->progress, &s->reactor);
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets++;
 	pthread_mutex_unlock(&ctx->lock);
@@ -155,7 +174,7 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 		rc = -RMQ_EPROVIDER;
 	if (rc != 0)
 		return rc;
-	if (s->pat->max_peers != 0 && s->peers.nlive >= s->pat->max_peers)
+	if (s->pat->max_peers != 0 && s->peers->nlive >= s->pat->max_peers)
 		return -RMQ_EPEERFULL;
 	dl = rmq_deadline(s->connect_ms);
 	rc = rmq_ctrl_dial(&a, dl, &fd, &loc);
@@ -243,7 +262,7 @@ static int
 reported(struct rmq_socket *s, int rc)
 {
 	if (rc == -RMQ_ECONNRESET)
-		s->peers.lost = false;
+		s->peers->lost = false;
 	return rc;
 }
 
@@ -368,7 +387,7 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, bool eager)
 	if (v > (eager ? RMQ_EAGER_LIMIT : RMQ_INJECT_BUF - RMQ_HDR_SIZE))
 		return -RMQ_EINVAL;
 	if (s->ep != NULL && eager &&
-	    (v > s->tx.slot - RMQ_HDR_SIZE || v < s->paths.inject_max))
+	    (v > s->tx->slot - RMQ_HDR_SIZE || v < s->paths.inject_max))
 		return -RMQ_EINVAL;
 	if (s->ep != NULL && !eager &&
 	    (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
@@ -458,7 +477,7 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 		return opt_int(val, len, 1, &s->sndhwm);
 	case RMQ_RCVHWM:
 		/* Granted to peers in the handshake: set before connecting. */
-		if (s->peers.n > 0)
+		if (s->peers->n > 0)
 			return -RMQ_EFSM;
 		return opt_int(val, len, 1, &s->rcvhwm);
 	case RMQ_MAXMSGSIZE:
@@ -467,7 +486,7 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 		memcpy(&v64, val, sizeof(v64));
 		if (v64 < -1)
 			return -RMQ_EINVAL;
-		if (s->peers.n > 0)
+		if (s->peers->n > 0)
 			return -RMQ_EFSM; /* told to peers in the handshake */
 		s->maxmsg = v64;
 		return 0;
@@ -564,7 +583,7 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_TYPE:
 		return get_int(s->type, val, len);
 	case RMQ_NPEERS:
-		return get_int(s->peers.nlive, val, len);
+		return get_int(s->peers->nlive, val, len);
 	case RMQ_MAXMSGSIZE:
 		if (*len < sizeof(int64_t))
 			return -RMQ_EINVAL;
@@ -606,14 +625,14 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 static void
 api_lock(struct rmq_socket *s)
 {
-	if (s->ctx->thread)
+	if (s->ctx->progress.on)
 		pthread_mutex_lock(&s->reactor.mu);
 }
 
 static void
 api_unlock(struct rmq_socket *s)
 {
-	if (s->ctx->thread)
+	if (s->ctx->progress.on)
 		pthread_mutex_unlock(&s->reactor.mu);
 }
 
@@ -709,11 +728,11 @@ rmq_close(rmq_socket *s)
 	ctx = s->ctx;
 	api_lock(s);
 	/* Out of the progress thread's sight before it goes. */
-	rmq_thread_remove(ctx, &s->reactor);
+	rmq_thread_remove(&ctx->progress, &s->reactor);
 	rmq_close_locked(s);
 	api_unlock(s);
 	rmq_reactor_fini(&s->reactor); /* and its lock */
-	free(s);
+	free(rmq_container_of(s, struct sock_block, s));
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets--;
 	pthread_mutex_unlock(&ctx->lock);

@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctx.h"
 #include "progress.h"
+#include "thread.h"
 #include "util.h"
 
 static void
@@ -34,14 +34,14 @@ nap(int us)
 static void *
 progress_main(void *arg)
 {
-	rmq_ctx            *ctx = arg;
+	struct rmq_thread  *t = arg;
 	struct rmq_reactor *r;
 	int                 did;
 
-	while (!atomic_load(&ctx->stop)) {
+	while (!atomic_load(&t->stop)) {
 		did = 0;
-		pthread_mutex_lock(&ctx->socks_lock);
-		for (r = ctx->reactors; r != NULL; r = r->ctx_next) {
+		pthread_mutex_lock(&t->lock);
+		for (r = t->reactors; r != NULL; r = r->ctx_next) {
 			if (pthread_mutex_trylock(&r->mu) != 0)
 				continue; /* the application is in it */
 			if (r->cq != NULL) {
@@ -51,63 +51,64 @@ progress_main(void *arg)
 			}
 			pthread_mutex_unlock(&r->mu);
 		}
-		pthread_mutex_unlock(&ctx->socks_lock);
+		pthread_mutex_unlock(&t->lock);
 		if (did == 0)
-			nap(ctx->cfg.thread_sleep_us);
+			nap(t->sleep_us);
 	}
 	return NULL;
 }
 
 int
-rmq_thread_start(rmq_ctx *ctx)
+rmq_thread_start(struct rmq_thread *t, bool on, int sleep_us)
 {
 	int rc;
 
-	atomic_init(&ctx->stop, false);
-	pthread_mutex_init(&ctx->socks_lock, NULL);
-	ctx->thread = ctx->cfg.progress_mode == RMQ_CFG_PROGRESS_THREAD;
-	if (!ctx->thread)
+	atomic_init(&t->stop, false);
+	pthread_mutex_init(&t->lock, NULL);
+	t->on       = on;
+	t->sleep_us = sleep_us;
+	if (!t->on)
 		return 0;
-	rc = pthread_create(&ctx->thr, NULL, progress_main, ctx);
+	rc = pthread_create(&t->thr, NULL, progress_main, t);
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "progress thread: %s", strerror(rc));
-		ctx->thread = false;
-		pthread_mutex_destroy(&ctx->socks_lock);
+		t->on = false;
+		pthread_mutex_destroy(&t->lock);
 		return -rc;
 	}
 	return 0;
 }
 
 void
-rmq_thread_stop(rmq_ctx *ctx)
+rmq_thread_stop(struct rmq_thread *t)
 {
-	if (ctx->thread) {
-		atomic_store(&ctx->stop, true);
-		pthread_join(ctx->thr, NULL);
-		ctx->thread = false;
+	if (t->on) {
+		atomic_store(&t->stop, true);
+		pthread_join(t->thr, NULL);
+		t->on = false;
 	}
-	pthread_mutex_destroy(&ctx->socks_lock);
+	pthread_mutex_destroy(&t->lock);
 }
 
 void
-rmq_thread_add(rmq_ctx *ctx, struct rmq_reactor *r)
+rmq_thread_add(struct rmq_thread *t, struct rmq_reactor *r)
 {
-	pthread_mutex_lock(&ctx->socks_lock);
-	r->ctx_next   = ctx->reactors;
-	ctx->reactors = r;
-	pthread_mutex_unlock(&ctx->socks_lock);
+	pthread_mutex_lock(&t->lock);
+	r->ctx_next  = t->reactors;
+	t->reactors  = r;
+	pthread_mutex_unlock(&t->lock);
 }
 
 void
-rmq_thread_remove(rmq_ctx *ctx, struct rmq_reactor *r)
+rmq_thread_remove(struct rmq_thread *t, struct rmq_reactor *r)
 {
 	struct rmq_reactor **pp;
 
-	pthread_mutex_lock(&ctx->socks_lock);
-	for (pp = &ctx->reactors; *pp != NULL; pp = &(*pp)->ctx_next)
+	pthread_mutex_lock(&t->lock);
+	for (pp = &t->reactors; *pp != NULL; pp = &(*pp)->ctx_next)
 		if (*pp == r) {
 			*pp = r->ctx_next;
 			break;
 		}
-	pthread_mutex_unlock(&ctx->socks_lock);
+	pthread_mutex_unlock(&t->lock);
 }

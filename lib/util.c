@@ -101,6 +101,23 @@ rmq_strerror(int err)
 	return fi_strerror(err);
 }
 
+/* The rows of lib/paths/ carry these names too (a test holds them equal). */
+const char *
+rmq_path_name(int path)
+{
+	static const char *const names[RMQ_PATH_COUNT] = {
+		[RMQ_PATH_INJECT] = "inject",
+		[RMQ_PATH_EAGER] = "eager",
+		[RMQ_PATH_RNDV_READ] = "rndv_read",
+		[RMQ_PATH_RNDV_SEND] = "rndv_send",
+		[RMQ_PATH_RING] = "ring",
+		[RMQ_PATH_RNDV_WRITE] = "rndv_write",
+		[RMQ_PATH_SEG] = "seg",
+	};
+
+	return path >= 0 && path < RMQ_PATH_COUNT ? names[path] : "?";
+}
+
 const char *
 rmq_version(void)
 {

@@ -19,7 +19,7 @@
 #include "paths/tx.h"
 #include "progress.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -327,9 +327,9 @@ rmq_xfer_pull_pending(void *owner)
 	struct rmq_rxent  *e;
 	int                i, rc;
 
-	if (s->rx.nqueued == 0)
+	if (s->rx->nqueued == 0)
 		return; /* the usual case, on every idle round of a send */
-	for (i = 0; i < s->peers.cap; i++) {
+	for (i = 0; i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
 		if (p == NULL || p->state == RMQ_PEER_DEAD)
 			continue;

@@ -14,7 +14,7 @@
 #include "paths/tx.h"
 #include "progress.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "testutil.h"
 
 #define GOOD "good message"
@@ -205,7 +205,7 @@ cts_then_die(const char *prov)
 		p = rmq_peer_at(s, 0);
 		while (p->q.head == NULL)
 			rmq_reactor_progress(&s->reactor);
-		e = rmq_rxq_pop(s, p); /* the RTS */
+		e = rmq_rxq_pop(s, &p->q); /* the RTS */
 		rmq_tx_ctl(s, p, RMQ_MT_CTS, e->rts.cookie, 0);
 		rmq_rxent_free(s, e);
 		usleep(200000);

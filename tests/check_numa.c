@@ -32,7 +32,8 @@
 #include "ep.h"
 #include "msg.h"
 #include "paths/ring.h"
-#include "sock.h"
+#include "paths/tx.h"
+#include "socket.h"
 #include "testutil.h"
 
 #if RMQ_HAVE_HWLOC
@@ -1001,8 +1002,8 @@ START_TEST(test_socket_memory_placed)
 		                 s->dom->place.node);
 	}
 	ck_assert_int_ge(nslabs, 1);
-	ck_assert_int_eq(s->tx.numa.how, want);
-	for (i = 0; i < s->peers.cap && p == NULL; i++)
+	ck_assert_int_eq(s->tx->numa.how, want);
+	for (i = 0; i < s->peers->cap && p == NULL; i++)
 		p = rmq_peer_at(s, i);
 	ck_assert_ptr_nonnull(p);
 	/* tcp has the ring path */
@@ -1132,12 +1133,12 @@ START_TEST(test_progress_thread_pinned)
 		close_all(ctx, s);
 		return;
 	}
-	ck_assert(ctx->pinned);
+	ck_assert(ctx->progress.pinned);
 	ck_assert_str_ne(s->dom->place.cpuset, "");
 	want = hwloc_bitmap_alloc();
 	ck_assert_int_eq(hwloc_bitmap_list_sscanf(want, s->dom->place.cpuset),
 	                 0);
-	ck_assert_int_eq(pthread_getaffinity_np(ctx->thr, sizeof(cs), &cs), 0);
+	ck_assert_int_eq(pthread_getaffinity_np(ctx->progress.thr, sizeof(cs), &cs), 0);
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		ck_assert_msg((CPU_ISSET(cpu, &cs) != 0) ==
 		                  (hwloc_bitmap_isset(want, (unsigned) cpu) != 0),
@@ -1181,8 +1182,8 @@ START_TEST(test_progress_thread_pinned_cpuset)
 		close_all(ctx, s);
 		return;
 	}
-	ck_assert(ctx->pinned);
-	ck_assert_int_eq(pthread_getaffinity_np(ctx->thr, sizeof(cs), &cs), 0);
+	ck_assert(ctx->progress.pinned);
+	ck_assert_int_eq(pthread_getaffinity_np(ctx->progress.thr, sizeof(cs), &cs), 0);
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
 		ck_assert_msg((CPU_ISSET(cpu, &cs) != 0) == (cpu == 0),
 		              "CPU %d: the affinity is not CPU 0 alone", cpu);

@@ -24,12 +24,13 @@
 #include "paths/tx.h"
 #include "pattern.h"
 #include "select.h"
-#include "sock.h"
+#include "socket.h"
 #include "xfer.h"
 
 /* A socket and one peer, as after the handshake. */
 struct bench {
 	struct rmq_socket s;
+	struct rmq_txpool tx;
 	struct rmq_dom    dom;
 	struct rmq_peer   p;
 	struct rmq_config cfg;
@@ -50,6 +51,7 @@ bench_make(struct bench *b, const struct rec *r, bool strict, bool ring)
 	b->cfg.strict = strict;
 	ck_assert_int_eq(caps_of(&b->dom.caps, r, &b->cfg), 0);
 	b->s.dom      = &b->dom;
+	b->s.tx       = &b->tx;
 	b->s.pat      = rmq_pattern_find(RMQ_PAIR);
 	b->s.path_ops = rmq_paths;
 	rmq_path_opts_init(&b->s.popts);
@@ -58,7 +60,7 @@ bench_make(struct bench *b, const struct rec *r, bool strict, bool ring)
 	                                      &b->s.popts),
 	                 0);
 	b->s.min_multi = rmq_ep_min_multi(&b->s.paths);
-	b->s.tx.slot   = rmq_tx_slot_size(b->s.min_multi, &b->s.paths);
+	b->s.tx->slot   = rmq_tx_slot_size(b->s.min_multi, &b->s.paths);
 	snprintf(b->p.name, sizeof(b->p.name), "peer");
 	b->p.eager_max = b->s.min_multi - RMQ_HDR_SIZE;
 	if (ring && b->s.paths.ring_ok) {
@@ -159,7 +161,7 @@ START_TEST(test_eager_edge)
 		for (strict = 0; strict < 2; strict++) {
 			bench_make(&b, all_recs[i], strict, true);
 			edge = b.p.eager_max;
-			ck_assert_uint_ge(b.s.tx.slot, RMQ_HDR_SIZE + edge);
+			ck_assert_uint_ge(b.s.tx->slot, RMQ_HDR_SIZE + edge);
 			check_edge(&b, RMQ_PATH_EAGER, edge, -RMQ_EMSGSIZE,
 			           all_recs[i]->what);
 			/* at least RMQ_SLAB_MSG_MIN: seg pieces stay large */
@@ -167,7 +169,7 @@ START_TEST(test_eager_edge)
 			/* a peer with bigger slabs: our tx slots */
 			b.p.eager_max = 64u << 20;
 			check_edge(&b, RMQ_PATH_EAGER,
-			           b.s.tx.slot - RMQ_HDR_SIZE, -RMQ_EMSGSIZE,
+			           b.s.tx->slot - RMQ_HDR_SIZE, -RMQ_EMSGSIZE,
 			           "big peer");
 			bench_free(&b);
 		}

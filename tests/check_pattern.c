@@ -16,7 +16,7 @@
 #include "progress.h"
 #include "conn/peer.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 
 static int
 events(rmq_socket *s)

@@ -24,9 +24,9 @@
 #include "conn/ctrl.h"
 #include "conn/peer.h"
 #include "ctx.h"
-#include "paths/path.h"
-#include "pattern.h"
-#include "sock.h"
+#include "path_ops.h"
+#include "pattern_ops.h"
+#include "socket.h"
 #include "util.h"
 
 /*
@@ -343,7 +343,7 @@ pending_drop(struct rmq_socket *s, struct rmq_pending *pd)
 {
 	struct rmq_pending **pp;
 
-	for (pp = &s->ctrl.pendings; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &s->ctrl->pendings; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == pd) {
 			*pp = pd->next;
 			break;
@@ -379,7 +379,7 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 		pending_fail(s, pd, -rc, "malformed HELLO");
 		return;
 	}
-	if (s->pat->max_peers != 0 && s->peers.nlive >= s->pat->max_peers) {
+	if (s->pat->max_peers != 0 && s->peers->nlive >= s->pat->max_peers) {
 		snprintf(reason, sizeof(reason),
 		         "this %s socket already has its peer%s", s->pat->name,
 		         s->pat->max_peers > 1 ? "s" : "");
@@ -505,8 +505,8 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 			         inet_ntoa(sin.sin_addr), ntohs(sin.sin_port));
 		else
 			snprintf(pd->name, sizeof(pd->name), "local peer");
-		pd->next          = s->ctrl.pendings;
-		s->ctrl.pendings  = pd;
+		pd->next          = s->ctrl->pendings;
+		s->ctrl->pendings  = pd;
 		pending_read(s, pd);
 	}
 }
@@ -560,15 +560,15 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 	}
 	snprintf(s->last_endpoint, sizeof(s->last_endpoint), "%s",
 	         l->endpoint);
-	l->next            = s->ctrl.listeners;
-	s->ctrl.listeners  = l;
+	l->next            = s->ctrl->listeners;
+	s->ctrl->listeners  = l;
 	return 0;
 }
 
 bool
 rmq_ctrl_listening(const struct rmq_socket *s)
 {
-	return s->ctrl.listeners != NULL;
+	return s->ctrl->listeners != NULL;
 }
 
 /* ---- connected peers ---- */
@@ -692,7 +692,7 @@ ctrl_timer(struct rmq_timer *t, int64_t now, void *owner)
 	int64_t             when = INT64_MAX;
 	int                 i;
 
-	for (pd = s->ctrl.pendings; pd != NULL; pd = pdn) {
+	for (pd = s->ctrl->pendings; pd != NULL; pd = pdn) {
 		pdn = pd->next;
 		if (now >= pd->deadline)
 			pending_fail(s, pd, RMQ_ETIMEDOUT,
@@ -701,7 +701,7 @@ ctrl_timer(struct rmq_timer *t, int64_t now, void *owner)
 			when = pd->deadline;
 	}
 	/* Only a peer that is not LIVE can be closing. */
-	for (i = 0; s->peers.n > s->peers.nlive && i < s->peers.cap; i++) {
+	for (i = 0; s->peers->n > s->peers->nlive && i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
 		if (p == NULL || p->state != RMQ_PEER_CLOSING)
 			continue;
@@ -718,7 +718,7 @@ ctrl_timer(struct rmq_timer *t, int64_t now, void *owner)
 void
 rmq_ctrl_init(struct rmq_socket *s)
 {
-	rmq_timer_add(&s->reactor, &s->ctrl.timer, ctrl_timer);
+	rmq_timer_add(&s->reactor, &s->ctrl->timer, ctrl_timer);
 }
 
 /* Tell p how many messages we sent it; it acknowledges when all are in. */
@@ -742,7 +742,7 @@ rmq_ctrl_bye_all(struct rmq_socket *s)
 	struct rmq_peer *p;
 	int              i;
 
-	for (i = 0; i < s->peers.cap; i++)
+	for (i = 0; i < s->peers->cap; i++)
 		if ((p = rmq_peer_at(s, i)) != NULL &&
 		    p->state != RMQ_PEER_DEAD)
 			ctrl_bye(s, p);
@@ -754,7 +754,7 @@ rmq_ctrl_byes_acked(struct rmq_socket *s)
 	struct rmq_peer *p;
 	int              i;
 
-	for (i = 0; i < s->peers.cap; i++) {
+	for (i = 0; i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
 		if (p != NULL && p->chan.src.fd >= 0 && p->chan.bye_sent &&
 		    !p->chan.bye_acked && p->state != RMQ_PEER_DEAD)
@@ -768,13 +768,13 @@ rmq_ctrl_close(struct rmq_socket *s)
 {
 	struct rmq_listener *l;
 
-	while ((l = s->ctrl.listeners) != NULL) {
-		s->ctrl.listeners = l->next;
+	while ((l = s->ctrl->listeners) != NULL) {
+		s->ctrl->listeners = l->next;
 		rmq_source_remove(&s->reactor, &l->src);
 		close(l->src.fd);
 		free(l);
 	}
-	while (s->ctrl.pendings != NULL)
-		pending_drop(s, s->ctrl.pendings);
-	rmq_timer_remove(&s->reactor, &s->ctrl.timer);
+	while (s->ctrl->pendings != NULL)
+		pending_drop(s, s->ctrl->pendings);
+	rmq_timer_remove(&s->reactor, &s->ctrl->timer);
 }

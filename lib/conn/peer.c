@@ -6,10 +6,10 @@
 #include <rdma/fi_domain.h>
 
 #include "conn/peer.h"
-#include "paths/path.h"
-#include "pattern.h"
+#include "path_ops.h"
+#include "pattern_ops.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 static int
@@ -38,7 +38,7 @@ table_grow(struct rmq_peers *t)
 struct rmq_peer *
 rmq_peer_new(struct rmq_socket *s)
 {
-	struct rmq_peers *t = &s->peers;
+	struct rmq_peers *t = s->peers;
 	struct rmq_peer  *p;
 	int               i;
 
@@ -72,24 +72,24 @@ rmq_peer_lookup(struct rmq_socket *s, uint32_t id)
 	uint32_t         i = id & 0xffff;
 	struct rmq_peer *p;
 
-	if (i >= (uint32_t) s->peers.cap)
+	if (i >= (uint32_t) s->peers->cap)
 		return NULL;
-	p = s->peers.slot[i];
+	p = s->peers->slot[i];
 	return p != NULL && p->id == id ? p : NULL;
 }
 
 struct rmq_peer *
 rmq_peer_at(struct rmq_socket *s, int i)
 {
-	return i >= 0 && i < s->peers.cap ? s->peers.slot[i] : NULL;
+	return i >= 0 && i < s->peers->cap ? s->peers->slot[i] : NULL;
 }
 
 void
 rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p)
 {
 	p->state = RMQ_PEER_LIVE;
-	s->peers.nlive++;
-	s->peers.lost = false;
+	s->peers->nlive++;
+	s->peers->lost = false;
 	s->stats.peers_connected++;
 	if (s->pat->peer_added != NULL)
 		s->pat->peer_added(s->pstate, s, p, p->pat);
@@ -117,7 +117,7 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 {
 	int i;
 
-	rmq_rxq_clear(s, p);
+	rmq_rxq_clear(s, &p->q);
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->peer_fini != NULL)
 			s->path_ops[i]->peer_fini(s, p);
@@ -125,9 +125,9 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 		fi_av_remove(s->av, &p->fiaddr, 1, 0);
 	chan_close(s, p);
 	if (p->state == RMQ_PEER_LIVE)
-		s->peers.nlive--;
-	s->peers.slot[p->id & 0xffff] = NULL;
-	s->peers.n--;
+		s->peers->nlive--;
+	s->peers->slot[p->id & 0xffff] = NULL;
+	s->peers->n--;
 	free(p->pat);
 	free(p);
 }
@@ -157,11 +157,11 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 	else
 		rmq_log(RMQ_LOG_INFO, "peer %s: %s", p->name, why);
 	if (p->state == RMQ_PEER_LIVE)
-		s->peers.nlive--;
+		s->peers->nlive--;
 	p->state = RMQ_PEER_DEAD;
 	s->stats.peers_lost++;
 	if (err != 0 && s->pat->report_lost)
-		s->peers.lost = true; /* a goodbye is not an error */
+		s->peers->lost = true; /* a goodbye is not an error */
 	chan_close(s, p);
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->peer_gone != NULL)
@@ -177,7 +177,7 @@ rmq_peer_closing(struct rmq_socket *s, struct rmq_peer *p)
 	if (p->state != RMQ_PEER_LIVE)
 		return;
 	p->state = RMQ_PEER_CLOSING;
-	s->peers.nlive--;
+	s->peers->nlive--;
 }
 
 void
@@ -198,30 +198,30 @@ rmq_peers_destroy_all(struct rmq_socket *s)
 {
 	int i;
 
-	for (i = 0; i < s->peers.cap; i++)
-		if (s->peers.slot[i] != NULL) {
-			s->peers.slot[i]->pending = 0;
-			if (s->peers.slot[i]->state == RMQ_PEER_LIVE)
-				s->peers.nlive--;
-			s->peers.slot[i]->state = RMQ_PEER_DEAD;
-			rmq_peer_destroy(s, s->peers.slot[i]);
+	for (i = 0; i < s->peers->cap; i++)
+		if (s->peers->slot[i] != NULL) {
+			s->peers->slot[i]->pending = 0;
+			if (s->peers->slot[i]->state == RMQ_PEER_LIVE)
+				s->peers->nlive--;
+			s->peers->slot[i]->state = RMQ_PEER_DEAD;
+			rmq_peer_destroy(s, s->peers->slot[i]);
 		}
-	free(s->peers.slot);
-	free(s->peers.gen);
-	memset(&s->peers, 0, sizeof(s->peers));
+	free(s->peers->slot);
+	free(s->peers->gen);
+	memset(s->peers, 0, sizeof(*s->peers));
 }
 
 struct rmq_peer *
 rmq_peer_next(struct rmq_socket *s, int *cursor,
               bool (*pick)(const struct rmq_peer *p))
 {
-	int i, k, cap = s->peers.cap;
+	int i, k, cap = s->peers->cap;
 
 	for (k = 0; k < cap; k++) {
 		i = (*cursor + k) % cap;
-		if (s->peers.slot[i] != NULL && pick(s->peers.slot[i])) {
+		if (s->peers->slot[i] != NULL && pick(s->peers->slot[i])) {
 			*cursor = (i + 1) % cap;
-			return s->peers.slot[i];
+			return s->peers->slot[i];
 		}
 	}
 	return NULL;
@@ -232,11 +232,11 @@ rmq_peer_any_alive(struct rmq_socket *s)
 {
 	int i;
 
-	if (s->peers.nlive > 0)
+	if (s->peers->nlive > 0)
 		return true; /* the common case, checked without a scan */
-	for (i = 0; i < s->peers.cap; i++)
-		if (s->peers.slot[i] != NULL &&
-		    s->peers.slot[i]->state != RMQ_PEER_DEAD)
+	for (i = 0; i < s->peers->cap; i++)
+		if (s->peers->slot[i] != NULL &&
+		    s->peers->slot[i]->state != RMQ_PEER_DEAD)
 			return true; /* a peer that may still send */
 	return false;
 }

@@ -22,7 +22,7 @@
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 /* ---- inject ---- */
@@ -118,7 +118,7 @@ static int
 eager_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
                 char *why, size_t whylen)
 {
-	if (len <= p->eager_max && RMQ_HDR_SIZE + len <= s->tx.slot)
+	if (len <= p->eager_max && RMQ_HDR_SIZE + len <= s->tx->slot)
 		return 0;
 	snprintf(why, whylen, "path eager carries at most %zu bytes to %s "
 	         "(thresholds.eager_max), not %zu", p->eager_max, p->name, len);

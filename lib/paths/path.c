@@ -1,6 +1,6 @@
 /* The path rows, indexed by RMQ_PATH_* (path.h). */
 #include "paths/path.h"
-#include "sock.h"
+#include "socket.h"
 
 const struct rmq_path_ops *const rmq_paths[RMQ_PATH_COUNT] = {
 	[RMQ_PATH_INJECT]     = &rmq_path_inject,
@@ -11,14 +11,6 @@ const struct rmq_path_ops *const rmq_paths[RMQ_PATH_COUNT] = {
 	[RMQ_PATH_RNDV_WRITE] = &rmq_path_rndv_write,
 	[RMQ_PATH_SEG]        = &rmq_path_seg,
 };
-
-const char *
-rmq_path_name(int path)
-{
-	if (path < 0 || path >= RMQ_PATH_COUNT)
-		return "?";
-	return rmq_paths[path]->name;
-}
 
 int
 rmq_paths_init(struct rmq_socket *s)

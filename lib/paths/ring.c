@@ -35,7 +35,7 @@
 #include "paths/ring.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 /* This path's state for one peer. */
@@ -189,7 +189,7 @@ ring_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 		return -RMQ_ENOTSUP;
 	}
 	if (slots_for(rp->rslot, len) <= rp->rslots / 4 &&
-	    RMQ_HDR_SIZE + len <= s->tx.slot)
+	    RMQ_HDR_SIZE + len <= s->tx->slot)
 		return 0;
 	snprintf(why, whylen, "path ring cannot carry %zu bytes to %s: a "
 	         "message takes at most a quarter of its ring (ring.slots, "
@@ -230,7 +230,7 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		return -RMQ_ENOTSUP;
 	slots = rp->rslots;
 	k     = slots_for(rp->rslot, o->len);
-	if (k > slots / 4 || RMQ_HDR_SIZE + o->len > s->tx.slot)
+	if (k > slots / 4 || RMQ_HDR_SIZE + o->len > s->tx->slot)
 		return -RMQ_EMSGSIZE;
 	start = rp->rtail;
 	pad   = 0;

@@ -17,7 +17,7 @@
 #include "paths/rndv.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 #define RMQ_STUCK_CANCEL_NS 1000000000ll /* a dead peer's tsend: cancel */
@@ -31,7 +31,7 @@ rndv_unlink(struct rmq_socket *s, struct rmq_rndv_tx *r)
 {
 	struct rmq_rndv_tx **pp;
 
-	for (pp = &s->rndv.list; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &s->rndv->list; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
 			break;
@@ -74,7 +74,7 @@ rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
 	r->done   = true;
 	r->status = status;
 	if (r->cts && !r->posted)
-		s->rndv.cts_pending--;
+		s->rndv->cts_pending--;
 	r->cts = false;
 	if (r->tsend_out) {
 		/*
@@ -127,7 +127,7 @@ rmq_rndv_find(struct rmq_socket *s, const struct rmq_peer *p, uint32_t cookie,
 {
 	struct rmq_rndv_tx *r;
 
-	for (r = s->rndv.list; r != NULL; r = r->next)
+	for (r = s->rndv->list; r != NULL; r = r->next)
 		if (r->cookie == cookie && r->peer == p && r->path == path &&
 		    !r->done && !r->cts)
 			return r;
@@ -141,7 +141,7 @@ rndv_after(void *owner)
 	struct rmq_socket  *s = owner;
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv.list; r != NULL && s->rndv.cts_pending > 0; r = next) {
+	for (r = s->rndv->list; r != NULL && s->rndv->cts_pending > 0; r = next) {
 		next = r->next;
 		if (r->cts && !r->posted && !r->done && r->post != NULL)
 			r->post(s, r);
@@ -220,7 +220,7 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		return -RMQ_ENOMEM;
 	rmq_op_init(&r->op, rndv_op_done, 0);
 	r->peer   = p;
-	r->cookie = ++s->rndv.next_cookie;
+	r->cookie = ++s->rndv->next_cookie;
 	r->path   = how->path;
 	r->post   = how->post;
 	r->cancel = how->cancel;
@@ -270,8 +270,8 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 			fi_close(&r->mr->fid);
 		goto fail;
 	}
-	r->next       = s->rndv.list;
-	s->rndv.list  = r;
+	r->next       = s->rndv->list;
+	s->rndv->list  = r;
 	p->pending++;
 	s->inflight++;
 	/* The RTS is out: it cost a credit, whatever its FIN will say. */
@@ -349,7 +349,7 @@ fin_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	struct rmq_rndv_tx   *r;
 
 	p->recvd++;
-	for (r = s->rndv.list; r != NULL; r = r->next)
+	for (r = s->rndv->list; r != NULL; r = r->next)
 		if (r->cookie == h->msgid && r->peer == p && !r->done)
 			break;
 	if (r == NULL) {
@@ -528,7 +528,7 @@ rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv.list; r != NULL; r = next) {
+	for (r = s->rndv->list; r != NULL; r = next) {
 		next = r->next;
 		if (r->peer == p && !r->done)
 			rmq_rndv_complete(s, r, -RMQ_ECONNRESET);
@@ -538,9 +538,9 @@ rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 int
 rmq_rndv_sock_init(struct rmq_socket *s)
 {
-	if (s->rndv.inited)
+	if (s->rndv->inited)
 		return 0;
-	s->rndv.inited = true;
+	s->rndv->inited = true;
 	return rmq_reactor_after(&s->reactor, rndv_after);
 }
 
@@ -549,7 +549,7 @@ rmq_rndv_sock_close(struct rmq_socket *s)
 {
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv.list; r != NULL; r = next) {
+	for (r = s->rndv->list; r != NULL; r = next) {
 		next      = r->next;
 		r->waited = false;
 		rmq_rndv_complete(s, r, -RMQ_ECLOSED);
@@ -562,8 +562,8 @@ rmq_rndv_sock_fini(struct rmq_socket *s)
 {
 	struct rmq_rndv_tx *r;
 
-	while ((r = s->rndv.list) != NULL) {
-		s->rndv.list = r->next;
+	while ((r = s->rndv->list) != NULL) {
+		s->rndv->list = r->next;
 		if (r->mr != NULL)
 			fi_close(&r->mr->fid);
 		free(r->owned);

@@ -17,7 +17,7 @@
 #include "paths/rndv.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 static int

@@ -15,7 +15,7 @@
 #include "paths/rndv.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 /* After the CTS: the payload, one fi_tsend. */
@@ -33,7 +33,7 @@ tsend_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		s->stats.eagain++;
 		return; /* again after the next CQ pass */
 	}
-	s->rndv.cts_pending--;
+	s->rndv->cts_pending--;
 	r->posted = true;
 	if (rc == 0) {
 		r->tsend_out = true;
@@ -73,7 +73,7 @@ cts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		return;
 	}
 	r->cts = true;
-	s->rndv.cts_pending++; /* posted after this CQ pass */
+	s->rndv->cts_pending++; /* posted after this CQ pass */
 }
 
 struct trecv_post {

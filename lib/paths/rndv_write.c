@@ -21,7 +21,7 @@
 #include "paths/rndv.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 /* ---- sender ---- */
@@ -44,7 +44,7 @@ write_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	if (r->wstatus != 0 && !r->posted) {
 		/* Stop posting the rest. */
 		r->posted = true;
-		s->rndv.cts_pending--;
+		s->rndv->cts_pending--;
 		if (r->peer->state == RMQ_PEER_LIVE)
 			(void) rmq_tx_ctl(s, r->peer, RMQ_MT_ABORT, r->grant_id,
 			                  (uint32_t) EIO);
@@ -122,11 +122,11 @@ write_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		r->tsend_out = true;
 	}
 	r->posted = true;
-	s->rndv.cts_pending--;
+	s->rndv->cts_pending--;
 	return;
 fail:
 	r->posted = true;
-	s->rndv.cts_pending--;
+	s->rndv->cts_pending--;
 	if (r->wstatus == 0)
 		r->wstatus = (int) rc;
 	/* Tell the receiver, which waits for our last write. */
@@ -179,7 +179,7 @@ grant_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	r->rkey     = g.rkey;
 	r->grant_id = g.cookie;
 	r->cts      = true;
-	s->rndv.cts_pending++; /* posted after this CQ pass */
+	s->rndv->cts_pending++; /* posted after this CQ pass */
 }
 
 /* ---- receiver ---- */
@@ -190,7 +190,7 @@ abort_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h)
 {
 	struct rmq_grant *g;
 
-	for (g = s->rndv.grants; g != NULL; g = g->next)
+	for (g = s->rndv->grants; g != NULL; g = g->next)
 		if (g->id == h->msgid && g->peer == p && !g->done) {
 			g->done   = true;
 			g->status = h->len > 0 && h->len < 4096 ? -(int) h->len
@@ -217,7 +217,7 @@ write_imm(struct rmq_socket *s, uint32_t imm)
 	uint32_t          id = RMQ_IMM_WRITE_ID(imm);
 	struct rmq_grant *g;
 
-	for (g = s->rndv.grants; g != NULL; g = g->next)
+	for (g = s->rndv->grants; g != NULL; g = g->next)
 		if (g->id == id && !g->done)
 			break;
 	if (g == NULL) {
@@ -274,11 +274,11 @@ grant_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	if (rc != 0)
 		return rc;
 	do
-		g.id = ++s->rndv.next_grant & 0x3fffffffu;
+		g.id = ++s->rndv->next_grant & 0x3fffffffu;
 	while (g.id == 0);
 	g.peer         = p;
-	g.next         = s->rndv.grants;
-	s->rndv.grants = &g;
+	g.next         = s->rndv->grants;
+	s->rndv->grants = &g;
 
 	ext.len    = rts->len;
 	ext.raddr  = s->dom->caps.mr_virt_addr ? (uint64_t) (uintptr_t) dst : 0;
@@ -299,7 +299,7 @@ grant_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	(void) rmq_wait_until(&s->reactor, &w, 0, grant_filled, &gw);
 	rc = g.status;
 out:
-	for (pp = &s->rndv.grants; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &s->rndv->grants; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == &g) {
 			*pp = g.next;
 			break;

@@ -15,7 +15,7 @@
 #include "paths/tx.h"
 #include "progress.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 /* This path's state for one peer: the message being reassembled. */
@@ -38,8 +38,8 @@ seg_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 
 	RMQ_UNUSED(flags);
 	/* Its slabs take eager_max + 16 bytes; our slots tx.slot. */
-	if (piece + RMQ_HDR_SIZE > s->tx.slot)
-		piece = s->tx.slot - RMQ_HDR_SIZE;
+	if (piece + RMQ_HDR_SIZE > s->tx->slot)
+		piece = s->tx->slot - RMQ_HDR_SIZE;
 	piece = piece > RMQ_SEG_EXT_SIZE ? piece - RMQ_SEG_EXT_SIZE : 1;
 	do {
 		n  = len - off < piece ? len - off : piece;
@@ -161,7 +161,7 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	sp->have += h->len;
 	if (sp->have == e->len) {
 		sp->e = NULL;
-		rmq_rxq_push(s, p, e);
+		rmq_rxq_push(s, &p->q, e);
 	}
 }
 

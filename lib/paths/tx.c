@@ -15,7 +15,7 @@
 #include "ep.h"
 #include "paths/tx.h"
 #include "rxq.h"
-#include "sock.h"
+#include "socket.h"
 #include "util.h"
 
 #define RMQ_NTX 32
@@ -31,8 +31,8 @@ tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	struct rmq_peer   *p  = tx->peer;
 
 	tx->peer      = NULL;
-	tx->next_free = s->tx.free;
-	s->tx.free    = tx;
+	tx->next_free = s->tx->free;
+	s->tx->free    = tx;
 	s->inflight--;
 	if (p == NULL)
 		return;
@@ -59,7 +59,7 @@ rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t)
 int
 rmq_tx_init(struct rmq_socket *s)
 {
-	struct rmq_txpool *t = &s->tx;
+	struct rmq_txpool *t = s->tx;
 	int                i, rc;
 
 	t->slot = rmq_tx_slot_size(s->min_multi, &s->paths);
@@ -89,7 +89,7 @@ rmq_tx_init(struct rmq_socket *s)
 void
 rmq_tx_fini(struct rmq_socket *s)
 {
-	struct rmq_txpool *t = &s->tx;
+	struct rmq_txpool *t = s->tx;
 
 	if (t->mr != NULL)
 		fi_close(&t->mr->fid);
@@ -111,7 +111,7 @@ tx_avail(void *arg)
 {
 	struct tx_wait *t = arg;
 
-	if (t->s->tx.free != NULL)
+	if (t->s->tx->free != NULL)
 		return 1;
 	return 0;
 }
@@ -122,7 +122,7 @@ tx_avail_or_dead(void *arg)
 {
 	struct tx_wait *t = arg;
 
-	if (t->s->tx.free != NULL)
+	if (t->s->tx->free != NULL)
 		return 1;
 	return t->p->state == RMQ_PEER_DEAD ? -RMQ_ECONNRESET : 0;
 }
@@ -139,16 +139,16 @@ rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		if (rc != 0)
 			return rc;
 	}
-	*txp       = s->tx.free;
-	s->tx.free = (*txp)->next_free;
+	*txp       = s->tx->free;
+	s->tx->free = (*txp)->next_free;
 	return 0;
 }
 
 void
 rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx)
 {
-	tx->next_free = s->tx.free;
-	s->tx.free    = tx;
+	tx->next_free = s->tx->free;
+	s->tx->free    = tx;
 }
 
 /* ---- posting ---- */
@@ -221,9 +221,9 @@ tx_post_once(void *arg)
 	struct rmq_socket *s = t->s;
 
 	if (t->rma == NULL)
-		return fi_send(s->ep, t->tx->buf, t->n, s->tx.desc, t->p->fiaddr,
+		return fi_send(s->ep, t->tx->buf, t->n, s->tx->desc, t->p->fiaddr,
 		               &t->tx->op.fctx);
-	return fi_writedata(s->ep, t->tx->buf, t->n, s->tx.desc, t->rma->imm,
+	return fi_writedata(s->ep, t->tx->buf, t->n, s->tx->desc, t->rma->imm,
 	                    t->p->fiaddr, t->rma->addr, t->rma->key,
 	                    &t->tx->op.fctx);
 }
@@ -236,7 +236,7 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	const char    *what = rma != NULL ? "fi_writedata" : "fi_send";
 	int            rc;
 
-	rc = rmq_strict_desc(s, s->tx.desc, what);
+	rc = rmq_strict_desc(s, s->tx->desc, what);
 	if (rc == 0)
 		rc = rmq_post_retry(s, p, w, tx_post_once, &t, what);
 	if (rc != 0) {
@@ -360,6 +360,6 @@ rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 		rmq_tx_consumed(s, p);
 		return -RMQ_EMSGSIZE;
 	}
-	rmq_rxq_push(s, p, e);
+	rmq_rxq_push(s, &p->q, e);
 	return 0;
 }

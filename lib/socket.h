@@ -1,7 +1,10 @@
 /*
  * A socket, as every layer of the engine sees it.  Each part belongs to
  * one module, named beside it; a module touches the other parts only
- * through their functions.
+ * through their functions.  The parts of the upper layers (the paths'
+ * tx slots and rendezvous, the connections' peers and control channels)
+ * are their own structs, reached by pointer: this header needs only the
+ * layers below them, and sits below them all.
  *
  * Ownership: a socket owns its endpoint, CQ, AV, slabs, tx slots, peers
  * and listeners.  A peer lives while it is connected or still has queued
@@ -9,8 +12,8 @@
  * an rmq_msg given to the user may hold one too, so a slab whose socket
  * has closed is freed by the last rmq_msg_free().
  */
-#ifndef RMQ_SOCK_H
-#define RMQ_SOCK_H
+#ifndef RMQ_SOCKET_H
+#define RMQ_SOCKET_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,21 +22,20 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
-#include "conn/ctrl.h"
-#include "conn/peer.h"
 #include "ctx.h"
-#include "numa.h"
-#include "paths/rndv.h"
-#include "paths/tx.h"
 #include "progress.h"
 #include "rmq.h"
-#include "rxq.h"
 #include "select.h"
 #include "wire.h"
 
+struct rmq_ctrl;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
+struct rmq_peers;
+struct rmq_rndv;
+struct rmq_rxcache;
 struct rmq_slab;
+struct rmq_txpool;
 
 #define RMQ_MT_SLOTS 16 /* message types a row may own (wire.h) */
 
@@ -73,21 +75,21 @@ struct rmq_socket {
 	struct rmq_path_table paths;
 	int8_t             rx_owner[RMQ_MT_SLOTS]; /* type -> row, -1 none */
 	int8_t             imm_owner[4];           /* RMQ_IMM_* -> row */
-	struct rmq_txpool  tx;        /* paths/tx.c */
+	struct rmq_txpool *tx;        /* paths/tx.c */
 	int                inflight;  /* tx slots + rendezvous sends busy */
-	struct rmq_rndv    rndv;      /* paths/rndv.c */
+	struct rmq_rndv   *rndv;      /* paths/rndv.c */
 
 	/* connections (conn/) */
-	struct rmq_peers   peers;     /* conn/peer.c */
-	struct rmq_ctrl    ctrl;      /* conn/ctrl.c */
+	struct rmq_peers  *peers;     /* conn/peer.c */
+	struct rmq_ctrl   *ctrl;      /* conn/ctrl.c */
 	char               last_endpoint[256];
 
 	/* receiving (rxq.c) and the pattern helpers' cursors (pattern.c) */
-	struct rmq_rxcache rx;
+	struct rmq_rxcache *rx;
 	int                rr;        /* round-robin (send) */
 	int                rr_rx;     /* fair queue (recv) */
 
 	struct rmq_stats   stats;
 };
 
-#endif /* RMQ_SOCK_H */
+#endif /* RMQ_SOCKET_H */
