@@ -105,8 +105,10 @@ slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 		s->on_msg(s, sl, e->buf, e->len,
 		          (flags & FI_REMOTE_CQ_DATA) ? &e->data : NULL);
 	if (flags & FI_MULTI_RECV) {
+		/* Spent: another goes up after this CQ pass. */
 		sl->posted = false;
 		s->nposted--;
+		rmq_reactor_arm(&s->reactor, s->slab_hook, true);
 	}
 }
 
@@ -252,7 +254,8 @@ unique_name(struct rmq_socket *s)
 	return 0;
 }
 
-/* After a CQ pass: keep cfg.slabs slabs posted. */
+/* After a CQ pass, while one is missing: keep cfg.slabs slabs posted
+ * (a slab still holding messages is reposted once they are taken). */
 static void
 slabs_after(void *owner)
 {
@@ -260,6 +263,8 @@ slabs_after(void *owner)
 
 	if (s->nposted < s->ctx->cfg.slabs && s->ep != NULL)
 		(void) slabs_replenish(s);
+	rmq_reactor_arm(&s->reactor, s->slab_hook,
+	                s->nposted < s->ctx->cfg.slabs && s->ep != NULL);
 }
 
 int
@@ -346,8 +351,10 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		               sizeof(s->min_multi));
 	if (rc == 0)
 		rc = slabs_replenish(s);
-	if (rc == 0)
-		rc = rmq_reactor_after(&s->reactor, slabs_after);
+	if (rc == 0) {
+		s->slab_hook = rmq_reactor_after(&s->reactor, slabs_after);
+		rc           = s->slab_hook < 0 ? s->slab_hook : 0;
+	}
 	if (rc == 0) {
 		len = sizeof(s->fabaddr);
 		rc  = fi_getname(&s->ep->fid, s->fabaddr, &len);

@@ -49,21 +49,30 @@ no_peer(struct rmq_socket *s)
 	return 0;
 }
 
-static int
-have_peer(struct rmq_socket *s, void *arg)
-{
-	struct rmq_peer **pp = arg;
+struct peer_wait {
+	struct rmq_socket *s;
+	struct rmq_peer  **pp;
+};
 
-	*pp = rmq_peer_next(s, &s->rr, rmq_peer_usable);
-	return *pp != NULL ? 1 : no_peer(s);
+static int
+have_peer(void *arg)
+{
+	struct peer_wait *pw = arg;
+
+	*pw->pp = rmq_peer_next(pw->s, &pw->s->rr, RMQ_PICK_USABLE);
+	return *pw->pp != NULL ? 1 : no_peer(pw->s);
 }
 
 int
 rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
                   struct rmq_peer **pp)
 {
+	struct peer_wait  pw = {s, pp};
+	struct rmq_waiter w;
+
 	*pp = NULL;
-	return rmq_pat_wait(s, flags, timeout_ms, have_peer, pp);
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
+	return rmq_wait_until(&s->reactor, &w, 0, have_peer, &pw);
 }
 
 int
@@ -73,19 +82,13 @@ rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
 	return rmq_xfer_send(s, p, o, msgid, flags);
 }
 
-static bool
-has_queued(const struct rmq_peer *p)
-{
-	return p->q.head != NULL;
-}
-
 int
 rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 {
 	struct rmq_peer *p;
 
 	while (s->rx->nqueued > 0) {
-		p = rmq_peer_next(s, &s->rr_rx, has_queued);
+		p = rmq_peer_next(s, &s->rr_rx, RMQ_PICK_QUEUED);
 		if (p == NULL)
 			return 0;
 		*e = rmq_rxq_pop(s, &p->q);
@@ -97,22 +100,31 @@ rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 	return 0;
 }
 
-static int
-have_msg(struct rmq_socket *s, void *arg)
-{
-	struct rmq_rxent **e = arg;
+struct msg_wait {
+	struct rmq_socket *s;
+	struct rmq_rxent **e;
+};
 
-	if (rmq_pat_take(s, e))
+static int
+have_msg(void *arg)
+{
+	struct msg_wait *mw = arg;
+
+	if (rmq_pat_take(mw->s, mw->e))
 		return 1;
-	if (rmq_peer_any_alive(s))
+	if (rmq_peer_any_alive(mw->s))
 		return 0;
-	return no_peer(s);
+	return no_peer(mw->s);
 }
 
 int
 rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 {
-	return rmq_pat_wait(s, flags, s->rcvtimeo, have_msg, e);
+	struct msg_wait   mw = {s, e};
+	struct rmq_waiter w;
+
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->rcvtimeo);
+	return rmq_wait_until(&s->reactor, &w, 0, have_msg, &mw);
 }
 
 void
@@ -140,12 +152,6 @@ rmq_pat_readable(struct rmq_socket *s)
 	return false;
 }
 
-static bool
-can_take(const struct rmq_peer *p)
-{
-	return rmq_peer_usable(p) && p->credits > 0;
-}
-
 bool
 rmq_pat_writable(struct rmq_socket *s)
 {
@@ -153,7 +159,7 @@ rmq_pat_writable(struct rmq_socket *s)
 
 	if (s->inflight >= s->sndhwm)
 		return false;
-	return rmq_peer_next(s, &cursor, can_take) != NULL;
+	return rmq_peer_next(s, &cursor, RMQ_PICK_WRITABLE) != NULL;
 }
 
 int

@@ -1,21 +1,7 @@
 /*
- * What a pattern is to the core, and what the core offers it (pattern.c).
- *
- * A pattern is a const ops table in its own file under patterns/, listed
- * once in patterns/registry.c (nng's protocols are the model).  Its
- * sockets read the config's thresholds.SECTION section, named by the
- * pattern.  It keeps its state in the core-allocated sock_size and
- * peer_size blocks, hears of peers through peer_added / peer_gone, and
- * reaches peers and queued messages only through the helpers below: it
- * never touches the socket's peer table or queues.
- *
- * Wire ids (the HELLO's pattern field; a peer is compatible when it sends
- * our peer_id):
- *
- *   0x10 pair   <-> 0x10 pair
- *   0x20 pub    <-> 0x21 sub
- *   0x30 req    <-> 0x31 rep
- *   0x50 push   <-> 0x51 pull
+ * What the core offers a pattern (pattern.c).  A pattern (its ops in
+ * pattern_ops.h) reaches peers and queued messages only through these
+ * helpers: it never touches the socket's peer table or queues.
  */
 #ifndef RMQ_PATTERN_H
 #define RMQ_PATTERN_H
@@ -24,10 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "rmq.h"
-
 #include "pattern_ops.h"
+#include "rmq.h"
 
 /* ---- what the core offers a pattern (pattern.c) ---- */
 

@@ -1,7 +1,19 @@
 /*
  * What a pattern is to the engine: the ops table each pattern in
- * patterns/ implements (nng's protocols are the model).  The core calls a
- * pattern only through it; lib/pattern.h is what the core offers back.
+ * patterns/ implements (nng's protocols are the model), listed once in
+ * patterns/registry.c.  The core calls a pattern only through it;
+ * lib/pattern.h is what the core offers back.  A pattern's sockets read
+ * the config's thresholds.SECTION, named in its ops; it keeps its state in
+ * the core-allocated sock_size and peer_size blocks and hears of peers
+ * through peer_added / peer_gone.
+ *
+ * Wire ids (the HELLO's pattern field; a peer is compatible when it sends
+ * our peer_id):
+ *
+ *   0x10 pair   <-> 0x10 pair
+ *   0x20 pub    <-> 0x21 sub
+ *   0x30 req    <-> 0x31 rep
+ *   0x50 push   <-> 0x51 pull
  */
 #ifndef RMQ_PATTERN_OPS_H
 #define RMQ_PATTERN_OPS_H

@@ -61,11 +61,11 @@ rmq_reactor_after(struct rmq_reactor *r, void (*fn)(void *owner))
 
 	for (i = 0; i < r->nafter; i++)
 		if (r->after[i] == fn)
-			return 0; /* once is enough */
+			return i; /* once is enough */
 	if (r->nafter == RMQ_REACTOR_AFTER_MAX)
 		return -RMQ_ENOMEM;
-	r->after[r->nafter++] = fn;
-	return 0;
+	r->after[r->nafter] = fn;
+	return r->nafter++;
 }
 
 /* ---- sources and timers ---- */
@@ -383,8 +383,10 @@ rmq_reactor_drain(struct rmq_reactor *r)
 			        fi_strerror((int) -n));
 		break;
 	}
-	for (i = 0; i < r->nafter; i++)
-		r->after[i](r->owner);
+	/* Usually none is armed: one load and a branch per pass. */
+	for (i = 0; r->after_armed != 0 && i < r->nafter; i++)
+		if (r->after_armed & (1u << i))
+			r->after[i](r->owner);
 	return total;
 }
 

@@ -16,7 +16,7 @@
  *                      +-------- rmq_reactor_progress() --------+
  *   fi_cq_read ------> | op->done(op, cqe, owner)              |
  *   remote CQ data --> | on_imm(owner, data)                   |
- *   after the pass --> | after[i](owner)      (repost, deferred) |
+ *   after the pass --> | after[i](owner), if armed (reposts...) |
  *   every ~1 ms -----> | poll(sources): src->ready; timers     |
  *                      +----------------------------------------+
  *   rmq_wait_until(): cond? -> progress -> idle hook -> spin, then sleep
@@ -96,9 +96,11 @@ struct rmq_reactor {
 	/* Takes a completion error that comes with no context (shm 1.17's
 	 * fast RMA fails a bad read so); NULL: such errors are logged. */
 	struct rmq_op     *orphan;
-	/* Run after every CQ pass (repost receives, post deferred sends). */
+	/* Run after a CQ pass while armed (repost receives, post deferred
+	 * sends): bit i of after_armed arms after[i]. */
 	void (*after[RMQ_REACTOR_AFTER_MAX])(void *owner);
 	int                nafter;
+	unsigned           after_armed;
 	/* Idle work: waits with RMQ_WAIT_IDLE and the progress thread run it
 	 * when a round found nothing (pull queued rendezvous messages). */
 	void (*idle)(void *owner);
@@ -110,7 +112,6 @@ struct rmq_reactor {
 	int64_t            next_poll;
 	unsigned           ticks;
 	int                spin_us;   /* busy-poll this long before sleeping */
-	uint64_t           eagain;    /* -FI_EAGAIN retries (stats) */
 
 	/* progress: thread -- held by every API call and tried by the
 	 * progress thread (thread.c), which never waits for it. */
@@ -123,7 +124,18 @@ void rmq_reactor_fini(struct rmq_reactor *r);
 /* Attach the CQ once the endpoint is open (cq NULL: detach). */
 void rmq_reactor_set_cq(struct rmq_reactor *r, struct fid_cq *cq, int cq_fd,
                         struct fid_fabric *fabric, bool rx_cq_data);
+/* Register an after-pass hook (once: again, the same index); its index,
+ * or -RMQ_ENOMEM.  It runs only while armed. */
 int  rmq_reactor_after(struct rmq_reactor *r, void (*fn)(void *owner));
+
+static inline void
+rmq_reactor_arm(struct rmq_reactor *r, int hook, bool armed)
+{
+	if (armed)
+		r->after_armed |= 1u << hook;
+	else
+		r->after_armed &= ~(1u << hook);
+}
 
 int  rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
                     void (*ready)(struct rmq_source *, short, void *));

@@ -59,15 +59,11 @@ rmq_src_name(int src)
 	}
 }
 
-/* The source of a global key of the config, by its schema name. */
+/* A config value's RMQ_CFG_SRC_* as the table says it. */
 static int
-cfg_src(const struct rmq_config *cfg, const char *key)
+src_of(const struct rmq_config *cfg, int cfg_src)
 {
-	int i = rmq_config_key_index(key);
-
-	if (cfg == NULL || i < 0)
-		return RMQ_SRC_ROW;
-	switch (cfg->src[i]) {
+	switch (cfg_src) {
 	case RMQ_CFG_SRC_FILE:
 		return cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
 	case RMQ_CFG_SRC_ENV:
@@ -77,19 +73,13 @@ cfg_src(const struct rmq_config *cfg, const char *key)
 	}
 }
 
-/* The source of one key of a pattern's section. */
+/* The source of a global key of the config, by its schema name. */
 static int
-sect_src(const struct rmq_config *cfg, const struct rmq_cfg_section *sc,
-         int key)
+cfg_src(const struct rmq_config *cfg, const char *key)
 {
-	switch (sc->src[key]) {
-	case RMQ_CFG_SRC_FILE:
-		return cfg->tuned ? RMQ_SRC_TUNED : RMQ_SRC_FILE;
-	case RMQ_CFG_SRC_ENV:
-		return RMQ_SRC_ENV;
-	default:
-		return RMQ_SRC_ROW;
-	}
+	int i = rmq_config_key_index(key);
+
+	return cfg == NULL || i < 0 ? RMQ_SRC_ROW : src_of(cfg, cfg->src[i]);
 }
 
 static size_t
@@ -204,7 +194,7 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	if (sc != NULL) {
 		/* RMQ_TH_* and RMQ_CFG_PK_* name the five keys alike. */
 		for (k = 0; k < RMQ_TH_COUNT; k++)
-			src[k] = (uint8_t) sect_src(cfg, sc, k);
+			src[k] = (uint8_t) src_of(cfg, sc->src[k]);
 		/* A file shared by providers: a rendezvous path this one
 		 * lacks is passed over, not refused. */
 		apply_section(t, c, &sc->p, src, true);

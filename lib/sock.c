@@ -177,7 +177,7 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 	if (s->pat->max_peers != 0 && s->peers->nlive >= s->pat->max_peers)
 		return -RMQ_EPEERFULL;
 	dl = rmq_deadline(s->connect_ms);
-	rc = rmq_ctrl_dial(&a, dl, &fd, &loc);
+	rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
 	if (rc != 0)
 		return rc;
 	/* The fabric endpoint opens on our side of the control channel. */

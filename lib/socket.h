@@ -67,6 +67,7 @@ struct rmq_socket {
 	size_t             min_multi; /* FI_OPT_MIN_MULTI_RECV */
 	struct rmq_slab   *slabs;     /* all slabs */
 	int                nposted;
+	int                slab_hook; /* its after-pass hook (reposting) */
 	/* A fabric message landed in a slab (xfer.c's receive). */
 	void (*on_msg)(struct rmq_socket *s, struct rmq_slab *sl,
 	               uint8_t *buf, size_t len, const uint64_t *data);

@@ -288,17 +288,48 @@ after_b(void *owner)
 	RMQ_UNUSED(owner);
 }
 
-/* After-pass hooks: each once, a bounded number. */
+static void
+after_c(void *owner)
+{
+	RMQ_UNUSED(owner);
+}
+
+static void
+after_d(void *owner)
+{
+	RMQ_UNUSED(owner);
+}
+
+static void
+after_e(void *owner)
+{
+	RMQ_UNUSED(owner);
+}
+
+/* After-pass hooks: each once (its index again), a bounded number; each
+ * runs only while armed. */
 START_TEST(test_after_hooks)
 {
 	struct rmq_reactor r;
+	int                a, b;
 
 	reactor(&r);
-	ck_assert_int_eq(rmq_reactor_after(&r, after_a), 0);
-	ck_assert_int_eq(rmq_reactor_after(&r, after_a), 0);
+	a = rmq_reactor_after(&r, after_a);
+	ck_assert_int_eq(a, 0);
+	ck_assert_int_eq(rmq_reactor_after(&r, after_a), a);
 	ck_assert_int_eq(r.nafter, 1);
-	ck_assert_int_eq(rmq_reactor_after(&r, after_b), 0);
+	b = rmq_reactor_after(&r, after_b);
+	ck_assert_int_eq(b, 1);
 	ck_assert_int_eq(r.nafter, 2);
+	ck_assert_uint_eq(r.after_armed, 0);
+	rmq_reactor_arm(&r, b, true);
+	ck_assert_uint_eq(r.after_armed, 1u << b);
+	rmq_reactor_arm(&r, a, true);
+	rmq_reactor_arm(&r, b, false);
+	ck_assert_uint_eq(r.after_armed, 1u << a);
+	ck_assert_int_eq(rmq_reactor_after(&r, after_c), 2);
+	ck_assert_int_eq(rmq_reactor_after(&r, after_d), 3);
+	ck_assert_int_eq(rmq_reactor_after(&r, after_e), -RMQ_ENOMEM);
 	/* no CQ yet: nothing to drain, no hook to run */
 	ck_assert_int_eq(rmq_reactor_drain(&r), 0);
 	rmq_reactor_fini(&r);

@@ -74,37 +74,90 @@ write_all(int fd, const uint8_t *b, size_t n, int timeout_ms)
 	return 0;
 }
 
-static int
-read_frame(int fd, uint8_t *b, int timeout_ms, int *kind, size_t *body)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLIN};
-	int64_t       dl  = rmq_deadline(timeout_ms);
-	size_t        have = 0, need = RMQ_CTRL_HDR_SIZE;
-	ssize_t       r;
-	int           rc, ms;
+/* A frame being read from a channel the reactor watches. */
+struct frame_read {
+	struct rmq_source src;
+	uint8_t          *b;
+	size_t            have, need, body;
+	int               kind;
+	int               err;  /* 0, or why it ended badly */
+	bool              done;
+};
 
-	while (have < need) {
-		ms = (int) ((dl - rmq_now_ns()) / 1000000);
-		if (timeout_ms >= 0 && ms <= 0)
-			return -RMQ_ETIMEDOUT;
-		if (poll(&pfd, 1, timeout_ms < 0 ? -1 : ms) <= 0)
-			continue;
-		r = recv(fd, b + have, need - have, 0);
-		if (r == 0)
-			return -RMQ_ECONNRESET;
-		if (r < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -errno;
+static void
+frame_ready(struct rmq_source *src, short revents, void *owner)
+{
+	struct frame_read *f = rmq_container_of(src, struct frame_read, src);
+	ssize_t            r;
+	int                rc;
+
+	RMQ_UNUSED(revents);
+	RMQ_UNUSED(owner);
+	while (!f->done) {
+		r = recv(src->fd, f->b + f->have, f->need - f->have, 0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (r <= 0) {
+			f->err  = r == 0 ? -RMQ_ECONNRESET : -errno;
+			f->done = true;
+			return;
 		}
-		have += (size_t) r;
-		if (have == RMQ_CTRL_HDR_SIZE && need == RMQ_CTRL_HDR_SIZE) {
-			rc = rmq_ctrl_decode_hdr(b, kind, body);
-			if (rc != 0)
-				return rc;
-			need += *body;
+		f->have += (size_t) r;
+		if (f->have == RMQ_CTRL_HDR_SIZE &&
+		    f->need == RMQ_CTRL_HDR_SIZE) {
+			rc = rmq_ctrl_decode_hdr(f->b, &f->kind, &f->body);
+			if (rc != 0) {
+				f->err  = rc;
+				f->done = true;
+				return;
+			}
+			f->need += f->body;
 		}
+		f->done = f->have == f->need;
 	}
+}
+
+static int
+frame_in(void *arg)
+{
+	struct frame_read *f = arg;
+
+	if (!f->done)
+		return 0;
+	return f->err != 0 ? f->err : 1;
+}
+
+/*
+ * Read one control frame from fd (non-blocking) into b, within
+ * timeout_ms (-1: forever), while the socket's reactor runs: its other
+ * peers and listeners are served meanwhile.
+ */
+static int
+read_frame(struct rmq_socket *s, int fd, uint8_t *b, int timeout_ms,
+           int *kind, size_t *body)
+{
+	struct frame_read f = {.b = b, .need = RMQ_CTRL_HDR_SIZE};
+	struct rmq_waiter w;
+	int               rc;
+
+	rc = rmq_source_add(&s->reactor, &f.src, fd, frame_ready);
+	if (rc != 0)
+		return rc;
+	frame_ready(&f.src, POLLIN, s); /* it may be there already */
+	rmq_waiter_init(&w, timeout_ms);
+	rc = rmq_wait_until(&s->reactor, &w, 0, frame_in, &f);
+	rmq_source_remove(&s->reactor, &f.src);
+	if (rc == -RMQ_EAGAIN)
+		return -RMQ_ETIMEDOUT;
+	*kind = f.kind;
+	*body = f.body;
+	return rc;
+}
+
+static int
+never(void *arg)
+{
+	RMQ_UNUSED(arg);
 	return 0;
 }
 
@@ -227,10 +280,11 @@ peer_start(struct rmq_socket *s, struct rmq_peer *p, int fd)
 }
 
 int
-rmq_ctrl_dial(const struct rmq_addr *a, int64_t deadline, int *fdp,
-              struct sockaddr_in *sin)
+rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
+              int64_t deadline, int *fdp, struct sockaddr_in *sin)
 {
 	struct sockaddr_un un;
+	struct rmq_waiter  w;
 	socklen_t          sl;
 	int                fd, rc, backoff_ms = 10;
 	char               where[160];
@@ -258,7 +312,10 @@ rmq_ctrl_dial(const struct rmq_addr *a, int64_t deadline, int *fdp,
 			rc = -RMQ_ETIMEDOUT;
 			goto fail;
 		}
-		usleep((useconds_t) backoff_ms * 1000);
+		/* The binding side may not be up yet: wait a little, the
+		 * socket's other peers and listeners served meanwhile. */
+		rmq_waiter_init(&w, backoff_ms);
+		(void) rmq_wait_until(&s->reactor, &w, 0, never, NULL);
 		if (backoff_ms < 100)
 			backoff_ms *= 2;
 	}
@@ -302,7 +359,8 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	                       : (int) ((deadline - rmq_now_ns()) / 1000000);
 	if (ms >= 0 && ms < s->handshake_ms)
 		ms = s->handshake_ms;
-	rc = read_frame(fd, b, ms, &kind, &body);
+	set_nonblock(fd);
+	rc = read_frame(s, fd, b, ms, &kind, &body);
 	if (rc == 0 && kind == RMQ_CK_REJECT) {
 		rc = rmq_ctrl_decode_reject(&rj, b + RMQ_CTRL_HDR_SIZE, body);
 		if (rc == 0) {

@@ -55,10 +55,11 @@ int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 bool rmq_ctrl_listening(const struct rmq_socket *s);
 /*
  * Connect a control channel to a, retrying until deadline (the binding
- * side may not be up yet); *local: our side of it (TCP).
+ * side may not be up yet; s's reactor runs between tries); *local: our
+ * side of it (TCP).
  */
-int  rmq_ctrl_dial(const struct rmq_addr *a, int64_t deadline, int *fdp,
-                   struct sockaddr_in *local);
+int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
+                   int64_t deadline, int *fdp, struct sockaddr_in *local);
 /* The handshake on a dialled channel (fd is consumed): a LIVE peer. */
 int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,
                         int fd, int64_t deadline);

@@ -211,17 +211,31 @@ rmq_peers_destroy_all(struct rmq_socket *s)
 	memset(s->peers, 0, sizeof(*s->peers));
 }
 
-struct rmq_peer *
-rmq_peer_next(struct rmq_socket *s, int *cursor,
-              bool (*pick)(const struct rmq_peer *p))
+static inline bool
+picked(const struct rmq_peer *p, enum rmq_pick pick)
 {
-	int i, k, cap = s->peers->cap;
+	switch (pick) {
+	case RMQ_PICK_USABLE:
+		return p->state == RMQ_PEER_LIVE;
+	case RMQ_PICK_QUEUED:
+		return p->q.head != NULL;
+	default: /* RMQ_PICK_WRITABLE */
+		return p->state == RMQ_PEER_LIVE && p->credits > 0;
+	}
+}
 
-	for (k = 0; k < cap; k++) {
-		i = (*cursor + k) % cap;
-		if (s->peers->slot[i] != NULL && pick(s->peers->slot[i])) {
-			*cursor = (i + 1) % cap;
-			return s->peers->slot[i];
+struct rmq_peer *
+rmq_peer_next(struct rmq_socket *s, int *cursor, enum rmq_pick pick)
+{
+	struct rmq_peer *p;
+	int              i, k, cap = s->peers->cap;
+
+	i = *cursor < cap ? *cursor : 0;
+	for (k = 0; k < cap; k++, i = i + 1 < cap ? i + 1 : 0) {
+		p = s->peers->slot[i];
+		if (p != NULL && picked(p, pick)) {
+			*cursor = i + 1 < cap ? i + 1 : 0;
+			return p;
 		}
 	}
 	return NULL;

@@ -97,12 +97,18 @@ void rmq_peers_destroy_all(struct rmq_socket *s);
 
 /* Walking the table: the peer in slot i (i < s->peers.cap), or NULL. */
 struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
+/* Which peers rmq_peer_next picks. */
+enum rmq_pick {
+	RMQ_PICK_USABLE,   /* LIVE */
+	RMQ_PICK_QUEUED,   /* with a message queued */
+	RMQ_PICK_WRITABLE, /* LIVE, with a credit */
+};
 /*
- * Round-robin from *cursor: the next peer for which pick(p) holds, and
- * the cursor moves past it; NULL if none.
+ * Round-robin from *cursor: the next peer of the kind, and the cursor
+ * moves past it; NULL if none.
  */
 struct rmq_peer *rmq_peer_next(struct rmq_socket *s, int *cursor,
-                               bool (*pick)(const struct rmq_peer *p));
+                               enum rmq_pick pick);
 /* Is some peer not dead (it may still send)? */
 bool rmq_peer_any_alive(struct rmq_socket *s);
 

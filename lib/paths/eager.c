@@ -154,17 +154,10 @@ eager_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 static void
 data_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
-	struct rmq_rxent *e;
+	struct rmq_rxent *e = rmq_rx_new(s, p, rx->h->msgid);
 
-	p->recvd++;
-	e = rmq_rxent_new(s);
-	if (e == NULL) {
-		s->stats.dropped++;
-		rmq_tx_consumed(s, p);
+	if (e == NULL)
 		return;
-	}
-	e->peer  = p;
-	e->msgid = rx->h->msgid;
 	e->path  = (rx->h->type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
 	                                           : RMQ_PATH_EAGER;
 	e->len   = rx->h->len;

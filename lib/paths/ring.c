@@ -362,18 +362,13 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 	rp->head = (start + k) % rp->slots;
 	rp->taken += pad + k;
 	p->credits += h.credits;
-	p->recvd++;
-	e = rmq_rxent_new(s);
+	e = rmq_rx_new(s, p, h.msgid);
 	if (e == NULL) {
 		struct rmq_rxent gone = {.peer = p, .tag = rp->taken};
 
-		s->stats.dropped++;
-		ring_release(s, &gone);
-		rmq_tx_consumed(s, p);
+		ring_release(s, &gone); /* its slots are free again */
 		return;
 	}
-	e->peer  = p;
-	e->msgid = h.msgid;
 	e->path  = RMQ_PATH_RING;
 	e->len   = h.len;
 	e->data  = at + RMQ_HDR_SIZE;

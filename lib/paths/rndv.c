@@ -134,6 +134,14 @@ rmq_rndv_find(struct rmq_socket *s, const struct rmq_peer *p, uint32_t cookie,
 	return NULL;
 }
 
+void
+rmq_rndv_due(struct rmq_socket *s, struct rmq_rndv_tx *r)
+{
+	r->cts = true;
+	s->rndv->cts_pending++;
+	rmq_reactor_arm(&s->reactor, s->rndv->hook, true);
+}
+
 /* After a CQ pass: post what the CTS and GRANT that came asked for. */
 static void
 rndv_after(void *owner)
@@ -146,6 +154,8 @@ rndv_after(void *owner)
 		if (r->cts && !r->posted && !r->done && r->post != NULL)
 			r->post(s, r);
 	}
+	/* What -FI_EAGAIN left goes again after the next pass. */
+	rmq_reactor_arm(&s->reactor, s->rndv->hook, s->rndv->cts_pending > 0);
 }
 
 /* ---- sending ---- */
@@ -313,18 +323,11 @@ fail:
 static void
 rts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
-	struct rmq_rxent *e;
+	struct rmq_rxent *e = rmq_rx_new(s, p, rx->h->msgid);
 	uint32_t          cookie;
 
-	p->recvd++;
-	e = rmq_rxent_new(s);
-	if (e == NULL) {
-		s->stats.dropped++;
-		rmq_tx_consumed(s, p);
+	if (e == NULL)
 		return;
-	}
-	e->peer  = p;
-	e->msgid = rx->h->msgid;
 	if (rmq_rts_decode(&e->rts, rx->ext) != 0) {
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "bad RTS from %s dropped", p->name);
@@ -541,7 +544,8 @@ rmq_rndv_sock_init(struct rmq_socket *s)
 	if (s->rndv->inited)
 		return 0;
 	s->rndv->inited = true;
-	return rmq_reactor_after(&s->reactor, rndv_after);
+	s->rndv->hook   = rmq_reactor_after(&s->reactor, rndv_after);
+	return s->rndv->hook < 0 ? s->rndv->hook : 0;
 }
 
 void

@@ -99,7 +99,11 @@ struct rmq_rndv {
 	struct rmq_grant   *grants;      /* rndv_write: buffers granted */
 	uint32_t            next_grant;
 	bool                inited;
+	int                 hook;        /* its after-pass hook (posting) */
 };
+
+/* A CTS or GRANT came: r's post is due after this CQ pass. */
+void rmq_rndv_due(struct rmq_socket *s, struct rmq_rndv_tx *r);
 
 /* Sending side. */
 struct rmq_rndv_how {

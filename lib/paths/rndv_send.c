@@ -72,8 +72,7 @@ cts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		        rx->h->msgid);
 		return;
 	}
-	r->cts = true;
-	s->rndv->cts_pending++; /* posted after this CQ pass */
+	rmq_rndv_due(s, r); /* posted after this CQ pass */
 }
 
 struct trecv_post {

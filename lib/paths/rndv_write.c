@@ -178,8 +178,7 @@ grant_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	r->raddr    = g.raddr;
 	r->rkey     = g.rkey;
 	r->grant_id = g.cookie;
-	r->cts      = true;
-	s->rndv->cts_pending++; /* posted after this CQ pass */
+	rmq_rndv_due(s, r); /* posted after this CQ pass */
 }
 
 /* ---- receiver ---- */

@@ -347,6 +347,24 @@ rmq_tx_consumed(struct rmq_socket *s, struct rmq_peer *p)
 		(void) rmq_tx_ctl(s, p, RMQ_MT_CREDIT, 0, 0);
 }
 
+struct rmq_rxent *
+rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
+{
+	struct rmq_rxent *e;
+
+	p->recvd++;
+	e = rmq_rxent_new(s);
+	if (e == NULL) {
+		/* Dropped, counted; its credit goes back. */
+		s->stats.dropped++;
+		rmq_tx_consumed(s, p);
+		return NULL;
+	}
+	e->peer  = p;
+	e->msgid = msgid;
+	return e;
+}
+
 int
 rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 {

@@ -99,6 +99,13 @@ void rmq_tx_consumed(struct rmq_socket *s, struct rmq_peer *p);
 
 struct rmq_rxent;
 /*
+ * A message (msgid) arrived from p: counted (BYE's tally), and an entry
+ * for it; NULL when there is no memory (then dropped, counted, its credit
+ * given back).
+ */
+struct rmq_rxent *rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p,
+                             uint32_t msgid);
+/*
  * Queue e from p unless it is larger than RMQ_MAXMSGSIZE: then it is
  * dropped (logged, counted, its credit given back), e freed, and
  * -RMQ_EMSGSIZE returned.
