@@ -108,13 +108,14 @@ struct msg_wait {
 static int
 have_msg(void *arg)
 {
-	struct msg_wait *mw = arg;
+	struct msg_wait   *mw = arg;
+	struct rmq_socket *s  = mw->s;
 
-	if (rmq_pat_take(mw->s, mw->e))
+	if (s->rx->nqueued > 0 && rmq_pat_take(s, mw->e))
 		return 1;
-	if (rmq_peer_any_alive(mw->s))
-		return 0;
-	return no_peer(mw->s);
+	if (s->peers->nlive > 0 || rmq_peer_any_alive(s))
+		return 0; /* one may still send */
+	return no_peer(s);
 }
 
 int

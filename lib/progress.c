@@ -448,6 +448,18 @@ can_sleep_on_fds(struct rmq_reactor *const *rs, int nr)
 	return true;
 }
 
+/*
+ * Spinning without a deadline: read the clock only every 64th time round,
+ * and no pause instruction in between (it costs up to ~140 cycles on
+ * recent x86: that much later would we see the next completion).
+ */
+static inline bool
+spin_on(struct rmq_waiter *w)
+{
+	return w->start != 0 && (++w->spins & 63) != 0 && w->timeout_ms < 0;
+}
+
+/* An idle round past the cheap spins of spin_on(). */
 static int
 idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
           struct rmq_waiter *w)
@@ -457,13 +469,6 @@ idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
 	bool            have_cq = false, fd_wait = true;
 	int             ms, i;
 
-	/*
-	 * Spinning: read the clock only every 64th time round, and no pause
-	 * instruction in between (it costs up to ~140 cycles on recent x86:
-	 * that much later would we see the next completion).
-	 */
-	if (w->start != 0 && (++w->spins & 63) != 0 && w->timeout_ms < 0)
-		return 0;
 	now = rmq_now_ns();
 	if (w->start == 0) {
 		w->start = now;
@@ -516,7 +521,7 @@ idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
 int
 rmq_reactor_idle(struct rmq_reactor *r, struct rmq_waiter *w)
 {
-	return idle_many(&r, 1, NULL, 0, w);
+	return spin_on(w) ? 0 : idle_many(&r, 1, NULL, 0, w);
 }
 
 int
@@ -542,7 +547,7 @@ rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
 			if (rc != 0)
 				return rc > 0 ? 0 : rc;
 		}
-		if (idle_many(rs, nr, fds, nfds, w) != 0)
+		if (!spin_on(w) && idle_many(rs, nr, fds, nfds, w) != 0)
 			return -RMQ_EAGAIN;
 	}
 }
@@ -565,7 +570,7 @@ rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
 			if (rc != 0)
 				return rc > 0 ? 0 : rc;
 		}
-		if (rmq_reactor_idle(r, w) != 0)
+		if (!spin_on(w) && idle_many(&r, 1, NULL, 0, w) != 0)
 			return -RMQ_EAGAIN;
 	}
 }
