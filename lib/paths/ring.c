@@ -347,6 +347,7 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 		pad = rp->slots - rp->head; /* it skipped to 0 */
 	}
 	at = rp->ring + (size_t) start * rp->slot;
+	RMQ_MEM_WRITTEN(at, RMQ_HDR_SIZE);
 	if (rmq_hdr_decode(&h, at, RMQ_HDR_SIZE) != 0 ||
 	    (h.type & RMQ_MT_MASK) != RMQ_MT_RING || h.conn != p->id) {
 		ring_bad(s, p, "bad header");
@@ -359,6 +360,7 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 		ring_bad(s, p, "longer than its slots, or beyond its credit");
 		return;
 	}
+	RMQ_MEM_WRITTEN(at + RMQ_HDR_SIZE, h.len);
 	rp->head = (start + k) % rp->slots;
 	rp->taken += pad + k;
 	p->credits += h.credits;

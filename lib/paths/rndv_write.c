@@ -297,6 +297,8 @@ grant_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	rmq_waiter_init(&w, -1);
 	(void) rmq_wait_until(&s->reactor, &w, 0, grant_filled, &gw);
 	rc = g.status;
+	if (rc == 0)
+		RMQ_MEM_WRITTEN(dst, rts->len);
 out:
 	for (pp = &s->rndv->grants; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == &g) {
