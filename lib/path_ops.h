@@ -31,9 +31,7 @@ struct rmq_rx {
 	const struct rmq_hdr *h;
 	uint8_t              *ext;     /* what follows the header */
 	uint8_t              *payload; /* DATA: the payload */
-	size_t                len;     /* bytes that arrived */
 	struct rmq_slab      *sl;      /* the slab it lies in */
-	bool                  hdr_in_data; /* header came as CQ data */
 };
 
 struct rmq_path_ops {

@@ -128,12 +128,6 @@ rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 	return rmq_wait_until(&s->reactor, &w, 0, have_msg, &mw);
 }
 
-void
-rmq_pat_discard(struct rmq_socket *s, struct rmq_rxent *e)
-{
-	rmq_xfer_discard(s, e);
-}
-
 bool
 rmq_pat_readable(struct rmq_socket *s)
 {
@@ -173,12 +167,6 @@ int
 rmq_pat_rcvtimeo(const struct rmq_socket *s)
 {
 	return s->rcvtimeo;
-}
-
-void *
-rmq_pat_peer_state(const struct rmq_peer *p)
-{
-	return p->pat;
 }
 
 struct rmq_peer *

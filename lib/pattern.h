@@ -36,8 +36,6 @@ int  rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
 int  rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e);
 /* Wait (RMQ_RCVTIMEO) for a message from any peer, or why none can come. */
 int  rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e);
-/* Discard a message the pattern took and does not want (counted). */
-void rmq_pat_discard(struct rmq_socket *s, struct rmq_rxent *e);
 /* Would a message be taken now / could a send go now (some usable peer
  * with credit)? */
 bool rmq_pat_readable(struct rmq_socket *s);
@@ -45,8 +43,6 @@ bool rmq_pat_writable(struct rmq_socket *s);
 /* The socket's RMQ_SNDTIMEO and RMQ_RCVTIMEO. */
 int  rmq_pat_sndtimeo(const struct rmq_socket *s);
 int  rmq_pat_rcvtimeo(const struct rmq_socket *s);
-/* The pattern's block for peer p (peer_size), or NULL. */
-void *rmq_pat_peer_state(const struct rmq_peer *p);
 /* The peer of a message; p's id (stable while p lives). */
 struct rmq_peer *rmq_pat_msg_peer(const struct rmq_rxent *e);
 uint32_t         rmq_pat_peer_id(const struct rmq_peer *p);

@@ -92,7 +92,7 @@ rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
 	return 0;
 }
 
-/* Drop removed sources from the table (not while dispatching). */
+/* Close the holes removals left while dispatching. */
 static void
 sources_compact(struct rmq_reactor *r)
 {
@@ -110,12 +110,21 @@ sources_compact(struct rmq_reactor *r)
 void
 rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 {
+	struct rmq_source *last;
+
 	if (src->idx < 0 || src->idx >= r->nsrcs || r->srcs[src->idx] != src)
 		return;
-	r->srcs[src->idx] = NULL;
-	src->idx          = -1;
-	if (r->dispatching == 0)
-		sources_compact(r);
+	if (r->dispatching > 0) {
+		/* The round's indices must hold: a hole, closed after it. */
+		r->srcs[src->idx] = NULL;
+		r->holes          = true;
+	} else {
+		/* The last one takes its place: order does not matter. */
+		last = r->srcs[--r->nsrcs];
+		r->srcs[src->idx] = last;
+		last->idx         = src->idx;
+	}
+	src->idx = -1;
 }
 
 void
@@ -125,7 +134,6 @@ rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
 	t->run   = run;
 	t->when  = INT64_MAX;
 	t->next  = r->timers;
-	t->armed = true;
 	r->timers = t;
 }
 
@@ -139,7 +147,6 @@ rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t)
 			*pp = t->next;
 			break;
 		}
-	t->armed = false;
 }
 
 static void
@@ -186,8 +193,10 @@ sources_dispatch(struct rmq_reactor *r, const struct pollfd *fds,
 		src->ready(src, fds[i].revents, r->owner);
 		events++;
 	}
-	if (--r->dispatching == 0)
+	if (--r->dispatching == 0 && r->holes) {
 		sources_compact(r);
+		r->holes = false;
+	}
 	return events;
 }
 

@@ -79,7 +79,6 @@ struct rmq_timer {
 	void (*run)(struct rmq_timer *t, int64_t now, void *owner);
 	int64_t           when;
 	struct rmq_timer *next;
-	bool              armed;
 };
 
 #define RMQ_REACTOR_AFTER_MAX 4
@@ -108,6 +107,7 @@ struct rmq_reactor {
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;
 	int                dispatching;
+	bool               holes;     /* removed while dispatching */
 	struct rmq_timer  *timers;
 	int64_t            next_poll;
 	unsigned           ticks;

@@ -288,6 +288,18 @@ path_check(const struct rmq_path_table *t, const struct rmq_caps *c, int p,
 	return 0;
 }
 
+/* Every layer, in order: the one place the precedence is written. */
+static void
+layers(struct rmq_path_table *t, const struct rmq_caps *c,
+       const struct rmq_config *cfg, const char *section, const char *name,
+       const struct rmq_path_opts *o)
+{
+	rmq_path_table_init(t, c, cfg, section);
+	rmq_path_table_named(t, c, cfg, name);
+	rmq_path_table_opts(t, o);
+	rmq_path_table_fix(t, c);
+}
+
 int
 rmq_path_table_build(struct rmq_path_table *t, const struct rmq_caps *c,
                      const struct rmq_config *cfg, const char *section,
@@ -295,10 +307,7 @@ rmq_path_table_build(struct rmq_path_table *t, const struct rmq_caps *c,
 {
 	int rc;
 
-	rmq_path_table_init(t, c, cfg, section);
-	rmq_path_table_named(t, c, cfg, name);
-	rmq_path_table_opts(t, o);
-	rmq_path_table_fix(t, c);
+	layers(t, c, cfg, section, name, o);
 	/* Asked for and impossible here: say so now, not at the first send. */
 	rc = path_check(t, c, t->rndv_path, "rendezvous path");
 	if (rc == 0 && t->force >= 0)
@@ -324,10 +333,7 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 	c.ring_max   = cfg->ring_max != 0 ? cfg->ring_max : prov->ring_max;
 	c.rndv_path  = prov->rndv_path;
 	c.rma_chunk  = SIZE_MAX;
-	rmq_path_table_init(&t, &c, cfg, section);
-	rmq_path_table_named(&t, &c, cfg, name);
-	rmq_path_table_opts(&t, o);
-	rmq_path_table_fix(&t, &c);
+	layers(&t, &c, cfg, section, name, o);
 	/* A ring range only if it starts above the eager one. */
 	return t.ring_max > t.eager_max;
 }

@@ -165,8 +165,7 @@ rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
 {
 	struct rmq_hdr   h;
 	struct rmq_rx    rx = {.h = &h, .ext = buf + RMQ_HDR_SIZE,
-	                       .payload = buf + RMQ_HDR_SIZE, .len = len,
-	                       .sl = sl, .hdr_in_data = data != NULL};
+	                       .payload = buf + RMQ_HDR_SIZE, .sl = sl};
 	struct rmq_peer *p;
 	int              rc = 0, owner;
 

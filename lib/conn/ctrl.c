@@ -389,8 +389,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		return 0;
 out:
 	close(fd);
-	p->state = RMQ_PEER_DEAD;
-	rmq_peer_destroy(s, p);
+	rmq_peer_destroy(s, p); /* still NEW: never counted live */
 	return rc;
 }
 
@@ -452,8 +451,7 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 	snprintf(p->name, sizeof(p->name), "%s", pd->name);
 	rc = hello_accept(s, p, &h, reason, sizeof(reason));
 	if (rc != 0) {
-		p->state = RMQ_PEER_DEAD;
-		rmq_peer_destroy(s, p);
+		rmq_peer_destroy(s, p); /* still NEW */
 		pending_fail(s, pd, -rc, reason);
 		return;
 	}
@@ -471,8 +469,7 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_WARN, "handshake with %s: %s", pd->name,
 		        rmq_strerror(rc));
-		p->state = RMQ_PEER_DEAD;
-		rmq_peer_destroy(s, p);
+		rmq_peer_destroy(s, p); /* still NEW */
 		s->stats.handshake_errors++;
 		pending_drop(s, pd);
 		return;

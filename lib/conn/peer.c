@@ -201,9 +201,6 @@ rmq_peers_destroy_all(struct rmq_socket *s)
 	for (i = 0; i < s->peers->cap; i++)
 		if (s->peers->slot[i] != NULL) {
 			s->peers->slot[i]->pending = 0;
-			if (s->peers->slot[i]->state == RMQ_PEER_LIVE)
-				s->peers->nlive--;
-			s->peers->slot[i]->state = RMQ_PEER_DEAD;
 			rmq_peer_destroy(s, s->peers->slot[i]);
 		}
 	free(s->peers->slot);

@@ -56,52 +56,29 @@ inject_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 	return -RMQ_EMSGSIZE;
 }
 
-struct inject_post {
-	struct rmq_socket *s;
-	struct rmq_peer   *p;
-	const void        *buf;
-	size_t             n;
-	uint64_t           data;
-	bool               with_data;
-};
-
-static ssize_t
-inject_once(void *arg)
-{
-	struct inject_post *t = arg;
-
-	if (t->with_data)
-		return fi_injectdata(t->s->ep, t->buf, t->n, t->data,
-		                     t->p->fiaddr);
-	return fi_inject(t->s->ep, t->buf, t->n, t->p->fiaddr);
-}
-
 static int
 inject_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
             uint32_t msgid, int flags, struct rmq_waiter *w)
 {
-	uint8_t            ib[RMQ_INJECT_BUF];
-	struct rmq_hdr     h;
-	struct inject_post t = {s, p, ib, RMQ_HDR_SIZE + o->len, 0, false};
-	int                rc;
+	uint8_t        ib[RMQ_INJECT_BUF];
+	struct rmq_hdr h;
+	uint64_t       data;
+	int            rc;
 
 	RMQ_UNUSED(flags);
 	if (RMQ_HDR_SIZE + o->len > s->dom->caps.inject_size ||
 	    RMQ_HDR_SIZE + o->len > RMQ_INJECT_BUF) {
 		/* Too big beside the header: the header rides as CQ data
 		 * (caps.c), no credits piggy-backed. */
-		t.buf       = o->buf;
-		t.n         = o->len;
-		t.data      = ((uint64_t) p->rid << 32) | msgid;
-		t.with_data = true;
-		rc = rmq_post_retry(s, p, w, inject_once, &t, "fi_injectdata");
+		data = ((uint64_t) p->rid << 32) | msgid;
+		rc   = rmq_tx_inject(s, p, w, o->buf, o->len, &data);
 	} else {
 		rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
 		             (uint32_t) o->len);
 		rmq_hdr_encode(ib, &h);
 		if (o->len > 0)
 			memcpy(ib + RMQ_HDR_SIZE, o->buf, o->len);
-		rc = rmq_post_retry(s, p, w, inject_once, &t, "fi_inject");
+		rc = rmq_tx_inject(s, p, w, ib, RMQ_HDR_SIZE + o->len, NULL);
 		if (rc != 0)
 			p->owed += h.credits;
 	}

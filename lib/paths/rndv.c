@@ -541,10 +541,8 @@ rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 int
 rmq_rndv_sock_init(struct rmq_socket *s)
 {
-	if (s->rndv->inited)
-		return 0;
-	s->rndv->inited = true;
-	s->rndv->hook   = rmq_reactor_after(&s->reactor, rndv_after);
+	/* Once for the family: the same index for every row that asks. */
+	s->rndv->hook = rmq_reactor_after(&s->reactor, rndv_after);
 	return s->rndv->hook < 0 ? s->rndv->hook : 0;
 }
 

@@ -98,7 +98,6 @@ struct rmq_rndv {
 	int                 cts_pending; /* entries whose post is due */
 	struct rmq_grant   *grants;      /* rndv_write: buffers granted */
 	uint32_t            next_grant;
-	bool                inited;
 	int                 hook;        /* its after-pass hook (posting) */
 };
 

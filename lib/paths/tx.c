@@ -106,17 +106,7 @@ struct tx_wait {
 	struct rmq_peer   *p;
 };
 
-static int
-tx_avail(void *arg)
-{
-	struct tx_wait *t = arg;
-
-	if (t->s->tx->free != NULL)
-		return 1;
-	return 0;
-}
-
-/* After the first look: a dead peer ends the wait. */
+/* A free slot, or a dead peer ends the wait. */
 static int
 tx_avail_or_dead(void *arg)
 {
@@ -134,7 +124,7 @@ rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	struct tx_wait t = {s, p};
 	int            rc;
 
-	if (!tx_avail(&t)) {
+	if (s->tx->free == NULL) {
 		rc = rmq_wait_until(&s->reactor, w, 0, tx_avail_or_dead, &t);
 		if (rc != 0)
 			return rc;
@@ -161,15 +151,12 @@ struct post_try {
 	const char        *what;
 };
 
+/* One post: 1 done, 0 -FI_EAGAIN (counted), < 0 its error (logged). */
 static int
-post_again(void *arg)
+post_once(struct post_try *t)
 {
-	struct post_try *t = arg;
-	ssize_t          rc;
+	ssize_t rc = t->post(t->arg);
 
-	if (t->p->state == RMQ_PEER_DEAD)
-		return -RMQ_ECONNRESET;
-	rc = t->post(t->arg);
 	if (rc == -FI_EAGAIN) {
 		t->s->stats.eagain++;
 		return 0;
@@ -182,23 +169,28 @@ post_again(void *arg)
 	return 1;
 }
 
+/* The posts after the first: a peer that died meanwhile ends them. */
+static int
+post_again(void *arg)
+{
+	struct post_try *t = arg;
+
+	if (t->p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	return post_once(t);
+}
+
 int
 rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
                ssize_t (*post)(void *arg), void *arg, const char *what)
 {
 	struct post_try t = {s, p, post, arg, what};
-	ssize_t         rc;
+	int             rc;
 
 	/* The usual case: it goes at once. */
-	rc = post(arg);
-	if (rc == 0)
-		return 0;
-	if (rc != -FI_EAGAIN) {
-		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s", what, p->name,
-		        fi_strerror((int) -rc));
-		return (int) rc;
-	}
-	s->stats.eagain++;
+	rc = post_once(&t);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	/* Both sides must progress (tcp;ofi_rxm's first send), or wait. */
 	if (rmq_reactor_progress(&s->reactor) == 0 &&
 	    rmq_reactor_idle(&s->reactor, w) != 0)
@@ -277,6 +269,7 @@ struct inject_post {
 	struct rmq_peer   *p;
 	const void        *b;
 	size_t             n;
+	const uint64_t    *data;
 };
 
 static ssize_t
@@ -284,19 +277,31 @@ inject_once(void *arg)
 {
 	struct inject_post *t = arg;
 
+	if (t->data != NULL)
+		return fi_injectdata(t->s->ep, t->b, t->n, *t->data,
+		                     t->p->fiaddr);
 	return fi_inject(t->s->ep, t->b, t->n, t->p->fiaddr);
+}
+
+int
+rmq_tx_inject(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+              const void *b, size_t n, const uint64_t *data)
+{
+	struct inject_post t = {s, p, b, n, data};
+
+	return rmq_post_retry(s, p, w, inject_once, &t,
+	                      data != NULL ? "fi_injectdata" : "fi_inject");
 }
 
 int
 rmq_tx_small(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
              const uint8_t *b, size_t n)
 {
-	struct inject_post t = {s, p, b, n};
-	struct rmq_tx     *tx;
-	int                rc;
+	struct rmq_tx *tx;
+	int            rc;
 
 	if (s->dom->caps.inject && n <= s->dom->caps.inject_size)
-		return rmq_post_retry(s, p, w, inject_once, &t, "fi_inject");
+		return rmq_tx_inject(s, p, w, b, n, NULL);
 	rc = rmq_tx_get(s, p, w, &tx);
 	if (rc != 0)
 		return rc;

@@ -85,6 +85,11 @@ int  rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p,
 
 void rmq_hdr_fill(struct rmq_hdr *h, struct rmq_peer *p, int type,
                   uint32_t msgid, uint32_t len);
+/* b[0..n) to p by fi_inject, or fi_injectdata with *data as the remote
+ * CQ data (data not NULL); retried as rmq_post_retry says. */
+int  rmq_tx_inject(struct rmq_socket *s, struct rmq_peer *p,
+                   struct rmq_waiter *w, const void *b, size_t n,
+                   const uint64_t *data);
 /* A control-sized buffer to p: by inject, else through a tx slot. */
 int  rmq_tx_small(struct rmq_socket *s, struct rmq_peer *p,
                   struct rmq_waiter *w, const uint8_t *b, size_t n);
