@@ -109,7 +109,33 @@ enum rmq_opt {
 	RMQ_DOMAIN_NAME   = 19, /* getopt only: char[], the fabric domain
 	                         * (e.g. eth0, lo, mlx5_0); "" before
 	                         * bind/connect */
+	RMQ_SUBSCRIBE     = 20, /* SUB, setopt: a byte prefix (len 0 = all);
+	                         * returns once every connected publisher
+	                         * filters with it */
+	RMQ_UNSUBSCRIBE   = 21, /* SUB, setopt: remove one such prefix */
+	RMQ_NODROP        = 22, /* PUB, int: 1 = at a subscriber's high-water
+	                         * mark wait (or -RMQ_EAGAIN) instead of
+	                         * dropping its copy (default 0: drop,
+	                         * counted in rmq_stats().dropped) */
+	RMQ_FD            = 23, /* getopt only, int: a file descriptor that
+	                         * becomes readable when the socket's events
+	                         * may have changed (then read RMQ_EVENTS) */
+	RMQ_EVENTS        = 24, /* getopt only, int: RMQ_POLLIN | RMQ_POLLOUT
+	                         * that would not block now */
 };
+
+/* Events (RMQ_EVENTS, rmq_pollitem). */
+#define RMQ_POLLIN  1 /* a receive would not block */
+#define RMQ_POLLOUT 2 /* a send would not block */
+#define RMQ_POLLERR 4 /* fd items: poll(2) said POLLERR, POLLHUP or POLLNVAL */
+
+/* One thing rmq_poll() waits on: a socket, or (socket NULL) an fd. */
+typedef struct rmq_pollitem {
+	rmq_socket *socket; /* or NULL, then fd is polled like poll(2) */
+	int         fd;
+	short       events;  /* RMQ_POLLIN | RMQ_POLLOUT */
+	short       revents; /* set by rmq_poll */
+} rmq_pollitem;
 
 /* The ways a message can travel (see rmq(7)). */
 enum rmq_path {
@@ -162,6 +188,14 @@ RMQ_API ssize_t rmq_send(rmq_socket *s, const void *buf, size_t len,
 RMQ_API ssize_t rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags);
 RMQ_API int rmq_setopt(rmq_socket *s, int opt, const void *val, size_t len);
 RMQ_API int rmq_getopt(rmq_socket *s, int opt, void *val, size_t *len);
+
+/*
+ * Wait until one of items is ready, or timeout_ms passes (-1 = forever,
+ * 0 = look once).  Returns the number of items with revents != 0, 0 on
+ * timeout, or -error.  It drives the progress of every socket in items,
+ * whatever its events (0 included).
+ */
+RMQ_API int rmq_poll(rmq_pollitem *items, int nitems, long timeout_ms);
 
 /* Zero-copy messages. */
 RMQ_API int rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **m);

@@ -19,6 +19,14 @@ struct rmq_slab;
 struct rmq_socket;
 struct rmq_waiter;
 
+/*
+ * An internal send flag beside RMQ_DONTWAIT: the caller's buffer may not
+ * be used once send returns, so a rendezvous keeps a copy instead of
+ * waiting for its FIN (a publisher's copies; waits for credits and tx
+ * slots stay as the caller's flags say).
+ */
+#define RMQ_XFER_F_OWN 0x100
+
 /* A message to send: a buffer, or a zero-copy message. */
 struct rmq_out {
 	const void *buf;

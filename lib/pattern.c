@@ -4,6 +4,7 @@
  */
 #include "conn/ctrl.h"
 #include "conn/peer.h"
+#include "path_ops.h"
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
@@ -75,6 +76,59 @@ rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
 	return rmq_wait_until(&s->reactor, &w, 0, have_peer, &pw);
 }
 
+struct writable_wait {
+	struct rmq_socket *s;
+	struct rmq_peer  **pp;
+};
+
+static int
+have_writable(void *arg)
+{
+	struct writable_wait *ww = arg;
+	struct rmq_socket    *s  = ww->s;
+
+	if (s->inflight < s->sndhwm) {
+		*ww->pp = rmq_peer_next(s, &s->rr, RMQ_PICK_WRITABLE);
+		if (*ww->pp != NULL)
+			return 1;
+	}
+	if (s->peers->nlive > 0)
+		return 0; /* one will have room */
+	return no_peer(s);
+}
+
+int
+rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
+                      struct rmq_peer **pp)
+{
+	struct writable_wait ww = {s, pp};
+	struct rmq_waiter    w;
+
+	*pp = NULL;
+	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
+	return rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, have_writable,
+	                      &ww);
+}
+
+void
+rmq_pat_progress(struct rmq_socket *s)
+{
+	(void) rmq_reactor_progress(&s->reactor);
+}
+
+int
+rmq_pat_sends_room(const struct rmq_socket *s, int n)
+{
+	return s->inflight == 0 || s->inflight + n <= s->sndhwm;
+}
+
+bool
+rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p)
+{
+	return p->state == RMQ_PEER_LIVE && p->credits > 0 &&
+	       s->inflight < s->sndhwm;
+}
+
 int
 rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_out *o, uint32_t msgid, int flags)
@@ -93,7 +147,7 @@ rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 			return 0;
 		*e = rmq_rxq_pop(s, &p->q);
 		if (s->pat->rx_filter == NULL ||
-		    s->pat->rx_filter(s->pstate, *e))
+		    s->pat->rx_filter(s->pstate, s, *e))
 			return 1;
 		rmq_xfer_discard(s, *e); /* may free p */
 	}
@@ -141,7 +195,7 @@ rmq_pat_readable(struct rmq_socket *s)
 	for (i = 0; s->rx->nqueued > 0 && i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
 		for (e = p != NULL ? p->q.head : NULL; e != NULL; e = e->next)
-			if (s->pat->rx_filter(s->pstate, e))
+			if (s->pat->rx_filter(s->pstate, s, e))
 				return true;
 	}
 	return false;
@@ -185,6 +239,35 @@ uint32_t
 rmq_pat_msg_id(const struct rmq_rxent *e)
 {
 	return e->msgid;
+}
+
+const uint8_t *
+rmq_pat_msg_data(const struct rmq_socket *s, const struct rmq_rxent *e,
+                 size_t *len)
+{
+	*len = e->len;
+	if (e->heap != NULL)
+		return e->heap;
+	return s->path_ops[e->path]->fetch == NULL ? e->data : NULL;
+}
+
+int
+rmq_pat_ctrl_send(struct rmq_socket *s, struct rmq_peer *p, const void *body,
+                  size_t len)
+{
+	return rmq_ctrl_send_pat(s, p, body, len);
+}
+
+void
+rmq_pat_count_drop(struct rmq_socket *s)
+{
+	s->stats.dropped++;
+}
+
+void *
+rmq_pat_peer_state(const struct rmq_peer *p)
+{
+	return p->pat;
 }
 
 struct rmq_peer *

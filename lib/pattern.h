@@ -26,7 +26,19 @@ int  rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
  * one. */
 int  rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
                        struct rmq_peer **pp);
-/* Send to p (rmq_xfer_send). */
+/* Wait for a peer with room (its credits, our RMQ_SNDHWM), round-robin;
+ * errors as rmq_pat_next_peer. */
+int  rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
+                           struct rmq_peer **pp);
+/* One round of progress (cheap: the CQ, and about every ms the control
+ * channels), for calls that may never wait, such as a PUB's send. */
+void rmq_pat_progress(struct rmq_socket *s);
+/* Could a message go to p now (live, a credit, our bound on sends)? */
+bool rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p);
+/* Can n more sends go without passing RMQ_SNDHWM (or is nothing in
+ * flight)?  1 or 0. */
+int  rmq_pat_sends_room(const struct rmq_socket *s, int n);
+/* Send to p (rmq_xfer_send).  flags may add RMQ_XFER_F_OWN. */
 int  rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
                   const struct rmq_out *o, uint32_t msgid, int flags);
 /*
@@ -50,5 +62,17 @@ uint32_t         rmq_pat_peer_id(const struct rmq_peer *p);
 struct rmq_peer *rmq_pat_peer(struct rmq_socket *s, uint32_t id);
 /* The wire's request id of a message. */
 uint32_t         rmq_pat_msg_id(const struct rmq_rxent *e);
+/* The payload of a message if it is here already (else NULL: it will be
+ * fetched when taken); *len its size. */
+const uint8_t   *rmq_pat_msg_data(const struct rmq_socket *s,
+                                  const struct rmq_rxent *e, size_t *len);
+/* A pattern frame to p on its control channel (rmq_pattern_ops.ctrl_rx
+ * gets it there); 0 or -error, and then p is failed. */
+int  rmq_pat_ctrl_send(struct rmq_socket *s, struct rmq_peer *p,
+                       const void *body, size_t len);
+/* A message not sent to a peer for lack of room: rmq_stats().dropped. */
+void             rmq_pat_count_drop(struct rmq_socket *s);
+/* p's state (its peer_size block). */
+void            *rmq_pat_peer_state(const struct rmq_peer *p);
 
 #endif /* RMQ_PATTERN_H */

@@ -72,7 +72,22 @@ struct rmq_pattern_ops {
 	               size_t *len);
 	/* Called on each message as the pattern takes it from the queues:
 	 * false drops it (counted).  May be NULL (take everything). */
-	bool (*rx_filter)(void *st, const struct rmq_rxent *e);
+	bool (*rx_filter)(void *st, const struct rmq_socket *s,
+	                  const struct rmq_rxent *e);
+	/*
+	 * A pattern frame from p on its control channel (a SUB's
+	 * subscriptions, a PUB's acknowledgements): 0, or -RMQ_EPROTO and
+	 * the peer is dropped.  May be NULL (then any such frame is).
+	 */
+	int  (*ctrl_rx)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                void *pp, const uint8_t *body, size_t len);
+	/*
+	 * After the handshake, rmq_connect returns only once this says the
+	 * new peer is ready (a PUB: it has the SUB's subscriptions; a SUB:
+	 * its publisher acknowledged them).  May be NULL (ready at once).
+	 */
+	bool (*peer_ready)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                   void *pp);
 };
 
 /* The registry (patterns/registry.c). */

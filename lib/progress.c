@@ -12,7 +12,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <rdma/fi_errno.h>
 
@@ -29,8 +33,11 @@ void
 rmq_reactor_init(struct rmq_reactor *r, void *owner)
 {
 	memset(r, 0, sizeof(*r));
-	r->owner = owner;
-	r->cq_fd = -1;
+	r->owner   = owner;
+	r->cq_fd   = -1;
+	r->ep_fd   = -1;
+	r->kick_fd = -1;
+	r->tick_fd = -1;
 	pthread_mutex_init(&r->mu, NULL);
 }
 
@@ -41,17 +48,109 @@ rmq_reactor_fini(struct rmq_reactor *r)
 	r->srcs  = NULL;
 	r->nsrcs = r->srcs_cap = 0;
 	r->timers = NULL;
+	if (r->ep_fd >= 0)
+		close(r->ep_fd);
+	if (r->kick_fd >= 0)
+		close(r->kick_fd);
+	if (r->tick_fd >= 0)
+		close(r->tick_fd);
+	r->ep_fd = r->kick_fd = r->tick_fd = -1;
 	pthread_mutex_destroy(&r->mu);
+}
+
+/* ---- RMQ_FD ---- */
+
+static void
+ep_add(struct rmq_reactor *r, int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	if (r->ep_fd >= 0 && fd >= 0)
+		(void) epoll_ctl(r->ep_fd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void
+ep_del(struct rmq_reactor *r, int fd)
+{
+	if (r->ep_fd >= 0 && fd >= 0)
+		(void) epoll_ctl(r->ep_fd, EPOLL_CTL_DEL, fd, NULL);
+}
+
+/*
+ * The CQ's part of the set: its wait fd, or where the provider has none
+ * (shm), a timer that makes the set readable every millisecond so that
+ * a loop around RMQ_FD still looks at the CQ.
+ */
+static void
+ep_cq(struct rmq_reactor *r, int old_cq_fd)
+{
+	struct itimerspec its = {.it_interval = {0, 1000000},
+	                         .it_value    = {0, 1000000}};
+
+	if (r->ep_fd < 0)
+		return;
+	ep_del(r, old_cq_fd);
+	if (r->tick_fd >= 0) {
+		close(r->tick_fd); /* closing takes it out of the set */
+		r->tick_fd = -1;
+	}
+	if (r->cq == NULL)
+		return;
+	if (r->cq_fd >= 0) {
+		ep_add(r, r->cq_fd);
+		return;
+	}
+	r->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->tick_fd >= 0 && timerfd_settime(r->tick_fd, 0, &its, NULL) == 0)
+		ep_add(r, r->tick_fd);
+}
+
+int
+rmq_reactor_fd(struct rmq_reactor *r)
+{
+	int i;
+
+	if (r->ep_fd >= 0)
+		return r->ep_fd;
+	r->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	r->ep_fd   = epoll_create1(EPOLL_CLOEXEC);
+	if (r->kick_fd < 0 || r->ep_fd < 0) {
+		i = -errno;
+		if (r->kick_fd >= 0)
+			close(r->kick_fd);
+		if (r->ep_fd >= 0)
+			close(r->ep_fd);
+		r->kick_fd = r->ep_fd = -1;
+		return i;
+	}
+	ep_add(r, r->kick_fd);
+	for (i = 0; i < r->nsrcs; i++)
+		if (r->srcs[i] != NULL)
+			ep_add(r, r->srcs[i]->fd);
+	ep_cq(r, -1);
+	return r->ep_fd;
+}
+
+void
+rmq_reactor_kick(struct rmq_reactor *r)
+{
+	uint64_t one = 1;
+
+	if (r->kick_fd >= 0)
+		(void) !write(r->kick_fd, &one, sizeof(one));
 }
 
 void
 rmq_reactor_set_cq(struct rmq_reactor *r, struct fid_cq *cq, int cq_fd,
                    struct fid_fabric *fabric, bool rx_cq_data)
 {
+	int old = r->cq_fd;
+
 	r->cq         = cq;
 	r->cq_fd      = cq != NULL ? cq_fd : -1;
 	r->fabric     = fabric;
 	r->rx_cq_data = rx_cq_data;
+	ep_cq(r, old);
 }
 
 int
@@ -89,6 +188,7 @@ rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
 	src->ready = ready;
 	src->idx   = r->nsrcs;
 	r->srcs[r->nsrcs++] = src;
+	ep_add(r, fd);
 	return 0;
 }
 
@@ -114,6 +214,7 @@ rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 
 	if (src->idx < 0 || src->idx >= r->nsrcs || r->srcs[src->idx] != src)
 		return;
+	ep_del(r, src->fd);
 	if (r->dispatching > 0) {
 		/* The round's indices must hold: a hole, closed after it. */
 		r->srcs[src->idx] = NULL;
@@ -414,6 +515,66 @@ rmq_reactor_progress(struct rmq_reactor *r)
 		n += poll_round(&r, 1, false, NULL, 0, 0);
 	}
 	return n;
+}
+
+/*
+ * Where the CQ has a wait fd, tcp;ofi_rxm 1.17 does not always make it
+ * readable: measured, a stream that starts while the receiver sleeps on it
+ * (the provider's connection comes up inside its progress) sat unseen
+ * until the receiver looked for another reason, 20 ms or 1 s later.  The
+ * reactor's own sleeps are capped at RMQ_SLEEP_MAX_MS for the same reason.
+ * So the RMQ_FD set has a timer here too: 1 ms after a settle that found
+ * traffic, doubling while settles find none, up to RMQ_SLEEP_MAX_MS (an
+ * idle socket wakes its loop ten times a second).  Without a wait fd
+ * (shm) the timer ticks every millisecond.
+ */
+static void
+tick_arm(struct rmq_reactor *r, bool traffic)
+{
+	struct itimerspec its = {{0, 0}, {0, 0}};
+
+	if (r->cq_fd < 0)
+		return; /* the periodic tick of ep_cq() */
+	r->tick_ms = traffic || r->tick_ms == 0 ? 1
+	             : r->tick_ms * 2 > RMQ_SLEEP_MAX_MS ? RMQ_SLEEP_MAX_MS
+	                                                 : r->tick_ms * 2;
+	its.it_value.tv_sec  = r->tick_ms / 1000;
+	its.it_value.tv_nsec = (long) (r->tick_ms % 1000) * 1000000;
+	if (r->tick_fd < 0) {
+		r->tick_fd = timerfd_create(CLOCK_MONOTONIC,
+		                            TFD_NONBLOCK | TFD_CLOEXEC);
+		ep_add(r, r->tick_fd);
+	}
+	if (r->tick_fd >= 0)
+		(void) timerfd_settime(r->tick_fd, 0, &its, NULL);
+}
+
+void
+rmq_reactor_settle(struct rmq_reactor *r)
+{
+	struct fid *fids[1];
+	uint64_t    v;
+	int         k, n = 0, got;
+
+	if (r->kick_fd >= 0)
+		(void) !read(r->kick_fd, &v, sizeof(v));
+	if (r->tick_fd >= 0)
+		(void) !read(r->tick_fd, &v, sizeof(v));
+	for (k = 0; k < 8; k++) {
+		while ((got = rmq_reactor_drain(r)) > 0)
+			n += got;
+		r->next_poll = rmq_now_ns() + RMQ_POLL_NS;
+		n += poll_round(&r, 1, false, NULL, 0, 0);
+		/* The wait fd is rearmed only by a fi_trywait that finds
+		 * nothing: until then it may stay readable. */
+		if (r->cq == NULL || r->cq_fd < 0)
+			break;
+		fids[0] = &r->cq->fid;
+		if (fi_trywait(r->fabric, fids, 1) == 0)
+			break;
+	}
+	if (r->ep_fd >= 0 && r->cq != NULL)
+		tick_arm(r, n > 0);
 }
 
 /* ---- waiting ---- */

@@ -113,6 +113,11 @@ struct rmq_reactor {
 	unsigned           ticks;
 	int                spin_us;   /* busy-poll this long before sleeping */
 
+	/* RMQ_FD (made at the first ask): an epoll set of the sources, the
+	 * CQ wait fd (or, with none, a 1 ms timer) and a kick eventfd. */
+	int                ep_fd, kick_fd, tick_fd;
+	int                tick_ms; /* the timer's next period */
+
 	/* progress: thread -- held by every API call and tried by the
 	 * progress thread (thread.c), which never waits for it. */
 	pthread_mutex_t    mu;
@@ -143,6 +148,22 @@ void rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src);
 void rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
                    void (*run)(struct rmq_timer *, int64_t, void *));
 void rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t);
+
+/*
+ * RMQ_FD: a file descriptor that is readable while any of the reactor's
+ * own fds is (a source, the CQ wait fd; where there is none, a timer
+ * every millisecond) or it was kicked.  Made at the first call; -errno if
+ * it cannot be.
+ */
+int  rmq_reactor_fd(struct rmq_reactor *r);
+/* Make the reactor's fd readable (something changed outside its fds). */
+void rmq_reactor_kick(struct rmq_reactor *r);
+/*
+ * Take in everything there is now (the CQ, the sources) and rearm: the
+ * CQ wait fd, the kick and the timer are quiet afterwards until something
+ * new happens.
+ */
+void rmq_reactor_settle(struct rmq_reactor *r);
 
 /* Drain the CQ (and run the after-pass hooks); returns completions. */
 int rmq_reactor_drain(struct rmq_reactor *r);

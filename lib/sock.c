@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/fi_endpoint.h>
@@ -20,6 +21,7 @@
 #include "paths/rndv.h"
 #include "paths/tx.h"
 #include "pattern.h"
+#include "events.h"
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"
@@ -51,10 +53,10 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	ops = rmq_pattern_find(type);
 	if (ops == NULL) {
 		rmq_log(RMQ_LOG_ERROR,
-		        "socket type %d is not implemented (PAIR, REQ and REP "
-		        "are; PUB/SUB and PUSH/PULL come later)",
+		        "socket type %d does not exist (RMQ_PAIR, RMQ_REQ, "
+		        "RMQ_REP, RMQ_PUB, RMQ_SUB, RMQ_PUSH, RMQ_PULL)",
 		        type);
-		return -RMQ_ENOTSUP;
+		return -RMQ_EINVAL;
 	}
 	blk = calloc(1, sizeof(*blk));
 	if (blk == NULL)
@@ -159,11 +161,31 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
 	return rc;
 }
 
+/*
+ * Our side of a route to sin, without sending anything: a UDP socket
+ * connected there knows which local address it would use.
+ */
+static int
+route_local(const struct sockaddr_in *sin, struct sockaddr_in *loc)
+{
+	socklen_t sl = sizeof(*loc);
+	int       fd, rc = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (const struct sockaddr *) sin, sizeof(*sin)) != 0 ||
+	    getsockname(fd, (struct sockaddr *) loc, &sl) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int
 rmq_connect_locked(rmq_socket *s, const char *endpoint)
 {
 	struct rmq_addr    a;
-	struct sockaddr_in loc = {0};
+	struct sockaddr_in dst = {0}, loc = {0};
 	int64_t            dl;
 	char               node[64];
 	const char        *nodep = NULL;
@@ -176,20 +198,28 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 		return rc;
 	if (s->pat->max_peers != 0 && s->peers->nlive >= s->pat->max_peers)
 		return -RMQ_EPEERFULL;
+	/*
+	 * The fabric endpoint opens on our side of the route to the peer,
+	 * and before we dial: the binding side's handshake clock starts at
+	 * its accept, and opening an endpoint can take long on a loaded
+	 * host (64 processes starting at once on 2 cores: seconds).
+	 */
+	if (!a.unix_name) {
+		rc = rmq_addr_resolve(&a, false, &dst);
+		if (rc == 0 && route_local(&dst, &loc) != 0)
+			loc.sin_family = AF_INET; /* INADDR_ANY: any route */
+		if (rc == 0)
+			rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &loc, false,
+			                      node, sizeof(node), &nodep);
+	}
+	if (rc == 0)
+		rc = open_endpoint(s, a.prov, nodep);
+	if (rc != 0)
+		return rc;
 	dl = rmq_deadline(s->connect_ms);
 	rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
 	if (rc != 0)
 		return rc;
-	/* The fabric endpoint opens on our side of the control channel. */
-	if (!a.unix_name)
-		rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &loc, false, node,
-		                      sizeof(node), &nodep);
-	if (rc == 0)
-		rc = open_endpoint(s, a.prov, nodep);
-	if (rc != 0) {
-		close(fd);
-		return rc;
-	}
 	return rmq_ctrl_handshake(s, &a, fd, dl);
 }
 
@@ -565,6 +595,8 @@ get_table(struct rmq_socket *s, int opt, void *val, size_t *len)
 static int
 rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 {
+	int rc;
+
 	if (val == NULL || len == NULL)
 		return -RMQ_EINVAL;
 	switch (opt) {
@@ -610,6 +642,11 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_DOMAIN_NAME:
 		return get_str(s->info ? s->info->domain_attr->name : "", val,
 		               len);
+	case RMQ_FD:
+		rc = rmq_reactor_fd(&s->reactor);
+		return rc < 0 ? rc : get_int(rc, val, len);
+	case RMQ_EVENTS:
+		return get_int(rmq_sock_events(s, true), val, len);
 	default:
 		if (s->pat->getopt != NULL)
 			return s->pat->getopt(s->pstate, s, opt, val, len);
@@ -617,24 +654,9 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	}
 }
 
-/*
- * The public entry points.  In thread mode (progress: thread) each holds
- * the socket's lock, so the progress thread (thread.c) stays out while
- * the application is inside; in inline mode nobody else touches it.
- */
-static void
-api_lock(struct rmq_socket *s)
-{
-	if (s->ctx->progress.on)
-		pthread_mutex_lock(&s->reactor.mu);
-}
-
-static void
-api_unlock(struct rmq_socket *s)
-{
-	if (s->ctx->progress.on)
-		pthread_mutex_unlock(&s->reactor.mu);
-}
+/* The public entry points, each under the socket's lock (socket.h). */
+#define api_lock   rmq_sock_lock
+#define api_unlock rmq_sock_unlock
 
 #define RMQ_LOCKED(s, call)          \
 	do {                             \
@@ -642,6 +664,18 @@ api_unlock(struct rmq_socket *s)
 			return -RMQ_EINVAL;      \
 		api_lock(s);                 \
 		rc = (call);                 \
+		api_unlock(s);               \
+		return rc;                   \
+	} while (0)
+
+/* A send or receive: then RMQ_FD must not hide messages still queued. */
+#define RMQ_LOCKED_IO(s, call)       \
+	do {                             \
+		if ((s) == NULL)             \
+			return -RMQ_EINVAL;      \
+		api_lock(s);                 \
+		rc = (call);                 \
+		rmq_sock_fd_after(s);        \
 		api_unlock(s);               \
 		return rc;                   \
 	} while (0)
@@ -667,7 +701,7 @@ rmq_send(rmq_socket *s, const void *buf, size_t len, int flags)
 {
 	ssize_t rc;
 
-	RMQ_LOCKED(s, rmq_send_locked(s, buf, len, flags));
+	RMQ_LOCKED_IO(s, rmq_send_locked(s, buf, len, flags));
 }
 
 ssize_t
@@ -675,7 +709,7 @@ rmq_recv(rmq_socket *s, void *buf, size_t cap, int flags)
 {
 	ssize_t rc;
 
-	RMQ_LOCKED(s, rmq_recv_locked(s, buf, cap, flags));
+	RMQ_LOCKED_IO(s, rmq_recv_locked(s, buf, cap, flags));
 }
 
 int
@@ -683,7 +717,7 @@ rmq_msg_send(rmq_socket *s, rmq_msg *m, int flags)
 {
 	int rc;
 
-	RMQ_LOCKED(s, rmq_msg_send_locked(s, m, flags));
+	RMQ_LOCKED_IO(s, rmq_msg_send_locked(s, m, flags));
 }
 
 int
@@ -691,7 +725,7 @@ rmq_msg_recv(rmq_socket *s, rmq_msg **mp, int flags)
 {
 	int rc;
 
-	RMQ_LOCKED(s, rmq_msg_recv_locked(s, mp, flags));
+	RMQ_LOCKED_IO(s, rmq_msg_recv_locked(s, mp, flags));
 }
 
 int

@@ -93,4 +93,23 @@ struct rmq_socket {
 	struct rmq_stats   stats;
 };
 
+/*
+ * The public entry points hold the socket's lock in thread mode
+ * (progress: thread), so the progress thread (thread.c) stays out while
+ * the application is inside; in inline mode nobody else touches it.
+ */
+static inline void
+rmq_sock_lock(struct rmq_socket *s)
+{
+	if (s->ctx->progress.on)
+		pthread_mutex_lock(&s->reactor.mu);
+}
+
+static inline void
+rmq_sock_unlock(struct rmq_socket *s)
+{
+	if (s->ctx->progress.on)
+		pthread_mutex_unlock(&s->reactor.mu);
+}
+
 #endif /* RMQ_SOCKET_H */

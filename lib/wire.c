@@ -11,54 +11,15 @@ _Static_assert(2 + 1 + RMQ_PROVNAME_MAX + 4 + 4 + 8 + 4 + 4 + 2 + RMQ_ADDR_MAX <
                    RMQ_CTRL_BODY_MAX,
                "a HELLO fits in one control frame");
 
-static void
-put16(uint8_t *b, uint16_t v)
-{
-	b[0] = (uint8_t) v;
-	b[1] = (uint8_t) (v >> 8);
-}
-
-static void
-put32(uint8_t *b, uint32_t v)
-{
-	put16(b, (uint16_t) v);
-	put16(b + 2, (uint16_t) (v >> 16));
-}
-
-static void
-put64(uint8_t *b, uint64_t v)
-{
-	put32(b, (uint32_t) v);
-	put32(b + 4, (uint32_t) (v >> 32));
-}
-
-static uint16_t
-get16(const uint8_t *b)
-{
-	return (uint16_t) (b[0] | (b[1] << 8));
-}
-
-static uint32_t
-get32(const uint8_t *b)
-{
-	return (uint32_t) get16(b) | ((uint32_t) get16(b + 2) << 16);
-}
-
-static uint64_t
-get64(const uint8_t *b)
-{
-	return (uint64_t) get32(b) | ((uint64_t) get32(b + 4) << 32);
-}
-
 void
 rmq_hdr_encode(uint8_t *b, const struct rmq_hdr *h)
 {
 	b[0] = h->version;
 	b[1] = h->type;
-	put16(b + 2, h->credits);
-	put32(b + 4, h->conn);
-	put32(b + 8, h->msgid);
-	put32(b + 12, h->len);
+	rmq_put16(b + 2, h->credits);
+	rmq_put32(b + 4, h->conn);
+	rmq_put32(b + 8, h->msgid);
+	rmq_put32(b + 12, h->len);
 }
 
 int
@@ -70,10 +31,10 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 		return -RMQ_EPROTO;
 	h->version = b[0];
 	h->type    = b[1];
-	h->credits = get16(b + 2);
-	h->conn    = get32(b + 4);
-	h->msgid   = get32(b + 8);
-	h->len     = get32(b + 12);
+	h->credits = rmq_get16(b + 2);
+	h->conn    = rmq_get32(b + 4);
+	h->msgid   = rmq_get32(b + 8);
+	h->len     = rmq_get32(b + 12);
 	if (h->version != RMQ_WIRE_VERSION)
 		return -RMQ_EVERSION;
 	t = h->type & RMQ_MT_MASK;
@@ -121,21 +82,21 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 void
 rmq_rts_encode(uint8_t *b, const struct rmq_rts *r)
 {
-	put64(b, r->len);
-	put64(b + 8, r->raddr);
-	put64(b + 16, r->rkey);
-	put32(b + 24, r->cookie);
-	put32(b + 28, r->flags);
+	rmq_put64(b, r->len);
+	rmq_put64(b + 8, r->raddr);
+	rmq_put64(b + 16, r->rkey);
+	rmq_put32(b + 24, r->cookie);
+	rmq_put32(b + 28, r->flags);
 }
 
 int
 rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 {
-	r->len    = get64(b);
-	r->raddr  = get64(b + 8);
-	r->rkey   = get64(b + 16);
-	r->cookie = get32(b + 24);
-	r->flags  = get32(b + 28);
+	r->len    = rmq_get64(b);
+	r->raddr  = rmq_get64(b + 8);
+	r->rkey   = rmq_get64(b + 16);
+	r->cookie = rmq_get32(b + 24);
+	r->flags  = rmq_get32(b + 28);
 	if ((r->flags & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE)) != 0 ||
 	    r->flags == (RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE))
 		return -RMQ_EPROTO;
@@ -145,13 +106,13 @@ rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 void
 rmq_seg_encode(uint8_t *b, uint64_t total)
 {
-	put64(b, total);
+	rmq_put64(b, total);
 }
 
 uint64_t
 rmq_seg_decode(const uint8_t *b)
 {
-	return get64(b);
+	return rmq_get64(b);
 }
 
 static size_t
@@ -160,7 +121,7 @@ ctrl_frame(uint8_t *b, int kind, size_t body_len)
 	memcpy(b, RMQ_CTRL_MAGIC, 4);
 	b[4] = RMQ_WIRE_VERSION;
 	b[5] = (uint8_t) kind;
-	put16(b + 6, (uint16_t) body_len);
+	rmq_put16(b + 6, (uint16_t) body_len);
 	return RMQ_CTRL_HDR_SIZE + body_len;
 }
 
@@ -170,25 +131,25 @@ rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h)
 	uint8_t *p = b + RMQ_CTRL_HDR_SIZE;
 	size_t   pl = strnlen(h->prov, RMQ_PROVNAME_MAX - 1);
 
-	put16(p, h->pattern);
+	rmq_put16(p, h->pattern);
 	p += 2;
 	*p++ = (uint8_t) pl;
 	memcpy(p, h->prov, pl);
 	p += pl;
-	put32(p, h->conn);
-	put32(p + 4, h->rcvhwm);
-	put64(p + 8, h->maxmsg);
-	put32(p + 16, h->features);
-	put32(p + 20, h->eager_max);
-	put16(p + 24, h->addr_len);
+	rmq_put32(p, h->conn);
+	rmq_put32(p + 4, h->rcvhwm);
+	rmq_put64(p + 8, h->maxmsg);
+	rmq_put32(p + 16, h->features);
+	rmq_put32(p + 20, h->eager_max);
+	rmq_put16(p + 24, h->addr_len);
 	p += 26;
 	memcpy(p, h->addr, h->addr_len);
 	p += h->addr_len;
 	if (h->features & RMQ_FEAT_RING) {
-		put64(p, h->ring_addr);
-		put64(p + 8, h->ring_key);
-		put32(p + 16, h->ring_slots);
-		put32(p + 20, h->ring_slot_size);
+		rmq_put64(p, h->ring_addr);
+		rmq_put64(p + 8, h->ring_key);
+		rmq_put32(p + 16, h->ring_slots);
+		rmq_put32(p + 20, h->ring_slot_size);
 		p += 24;
 	}
 	return ctrl_frame(b, RMQ_CK_HELLO,
@@ -200,7 +161,7 @@ rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r)
 {
 	size_t rl = strnlen(r->reason, sizeof(r->reason) - 1);
 
-	put32(b + RMQ_CTRL_HDR_SIZE, r->code);
+	rmq_put32(b + RMQ_CTRL_HDR_SIZE, r->code);
 	memcpy(b + RMQ_CTRL_HDR_SIZE + 4, r->reason, rl);
 	return ctrl_frame(b, RMQ_CK_REJECT, 4 + rl);
 }
@@ -208,7 +169,7 @@ rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r)
 size_t
 rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent)
 {
-	put64(b + RMQ_CTRL_HDR_SIZE, sent);
+	rmq_put64(b + RMQ_CTRL_HDR_SIZE, sent);
 	return ctrl_frame(b, RMQ_CK_BYE, 8);
 }
 
@@ -216,6 +177,13 @@ size_t
 rmq_ctrl_encode_bye_ack(uint8_t *b)
 {
 	return ctrl_frame(b, RMQ_CK_BYE_ACK, 0);
+}
+
+size_t
+rmq_ctrl_encode_pat(uint8_t *b, const uint8_t *body, size_t len)
+{
+	memcpy(b + RMQ_CTRL_HDR_SIZE, body, len);
+	return ctrl_frame(b, RMQ_CK_PAT, len);
 }
 
 int
@@ -226,10 +194,10 @@ rmq_ctrl_decode_hdr(const uint8_t *b, int *kind, size_t *body_len)
 	if (b[4] != RMQ_WIRE_VERSION)
 		return -RMQ_EVERSION;
 	*kind     = b[5];
-	*body_len = get16(b + 6);
+	*body_len = rmq_get16(b + 6);
 	if (*body_len > RMQ_CTRL_BODY_MAX)
 		return -RMQ_EPROTO;
-	if (*kind < RMQ_CK_HELLO || *kind > RMQ_CK_BYE_ACK)
+	if (*kind < RMQ_CK_HELLO || *kind > RMQ_CK_PAT)
 		return -RMQ_EPROTO;
 	return 0;
 }
@@ -243,7 +211,7 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	memset(h, 0, sizeof(*h));
 	if (end - p < 3)
 		return -RMQ_EPROTO;
-	h->pattern = get16(p);
+	h->pattern = rmq_get16(p);
 	pl         = p[2];
 	p += 3;
 	if (pl == 0 || pl >= RMQ_PROVNAME_MAX || (size_t) (end - p) < pl)
@@ -254,12 +222,12 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	p += pl;
 	if (end - p < 26)
 		return -RMQ_EPROTO;
-	h->conn      = get32(p);
-	h->rcvhwm    = get32(p + 4);
-	h->maxmsg    = get64(p + 8);
-	h->features  = get32(p + 16);
-	h->eager_max = get32(p + 20);
-	h->addr_len  = get16(p + 24);
+	h->conn      = rmq_get32(p);
+	h->rcvhwm    = rmq_get32(p + 4);
+	h->maxmsg    = rmq_get64(p + 8);
+	h->features  = rmq_get32(p + 16);
+	h->eager_max = rmq_get32(p + 20);
+	h->addr_len  = rmq_get16(p + 24);
 	p += 26;
 	if ((h->features & ~RMQ_FEAT_KNOWN) != 0 || h->addr_len == 0 ||
 	    h->addr_len > RMQ_ADDR_MAX ||
@@ -269,10 +237,10 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	memcpy(h->addr, p, h->addr_len);
 	p += h->addr_len;
 	if (h->features & RMQ_FEAT_RING) {
-		h->ring_addr      = get64(p);
-		h->ring_key       = get64(p + 8);
-		h->ring_slots     = get32(p + 16);
-		h->ring_slot_size = get32(p + 20);
+		h->ring_addr      = rmq_get64(p);
+		h->ring_key       = rmq_get64(p + 8);
+		h->ring_slots     = rmq_get32(p + 16);
+		h->ring_slot_size = rmq_get32(p + 20);
 		if (h->ring_slots < 4 || h->ring_slots > RMQ_RING_SLOTS_MAX ||
 		    h->ring_slot_size < 64 || h->ring_slot_size > (1u << 20))
 			return -RMQ_EPROTO;
@@ -290,7 +258,7 @@ rmq_ctrl_decode_reject(struct rmq_reject *r, const uint8_t *body, size_t len)
 	memset(r, 0, sizeof(*r));
 	if (len < 4)
 		return -RMQ_EPROTO;
-	r->code = get32(body);
+	r->code = rmq_get32(body);
 	rl      = len - 4;
 	if (rl > sizeof(r->reason) - 1)
 		rl = sizeof(r->reason) - 1;
@@ -303,6 +271,6 @@ rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len)
 {
 	if (len != 8)
 		return -RMQ_EPROTO;
-	*sent = get64(body);
+	*sent = rmq_get64(body);
 	return 0;
 }

@@ -119,6 +119,8 @@ enum rmq_ctrl_kind {
 	RMQ_CK_REJECT = 2,
 	RMQ_CK_BYE    = 3, /* u64: messages we sent you (DATA, RTS, FIN) */
 	RMQ_CK_BYE_ACK = 4, /* all of them arrived: you may close */
+	RMQ_CK_PAT    = 5, /* the pattern's own: u8 op, then its body (a
+	                    * SUB's subscriptions, their acknowledgements) */
 };
 
 struct rmq_hello {
@@ -150,6 +152,46 @@ struct rmq_reject {
 	char     reason[200];
 };
 
+/* Little-endian fields, byte by byte. */
+static inline void
+rmq_put16(uint8_t *b, uint16_t v)
+{
+	b[0] = (uint8_t) v;
+	b[1] = (uint8_t) (v >> 8);
+}
+
+static inline void
+rmq_put32(uint8_t *b, uint32_t v)
+{
+	rmq_put16(b, (uint16_t) v);
+	rmq_put16(b + 2, (uint16_t) (v >> 16));
+}
+
+static inline void
+rmq_put64(uint8_t *b, uint64_t v)
+{
+	rmq_put32(b, (uint32_t) v);
+	rmq_put32(b + 4, (uint32_t) (v >> 32));
+}
+
+static inline uint16_t
+rmq_get16(const uint8_t *b)
+{
+	return (uint16_t) (b[0] | (b[1] << 8));
+}
+
+static inline uint32_t
+rmq_get32(const uint8_t *b)
+{
+	return (uint32_t) rmq_get16(b) | ((uint32_t) rmq_get16(b + 2) << 16);
+}
+
+static inline uint64_t
+rmq_get64(const uint8_t *b)
+{
+	return (uint64_t) rmq_get32(b) | ((uint64_t) rmq_get32(b + 4) << 32);
+}
+
 void rmq_hdr_encode(uint8_t *b, const struct rmq_hdr *h);
 /* Returns 0, or -RMQ_EPROTO / -RMQ_EVERSION for a header we cannot use. */
 int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
@@ -165,6 +207,9 @@ size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);
 size_t rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r);
 size_t rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent);
 size_t rmq_ctrl_encode_bye_ack(uint8_t *b);
+/* A pattern frame: body (len <= RMQ_CTRL_BODY_MAX) is copied after the
+ * header. */
+size_t rmq_ctrl_encode_pat(uint8_t *b, const uint8_t *body, size_t len);
 /*
  * Parse a frame header: returns 0 and the kind and body length, or
  * -RMQ_EPROTO (not our magic, body too long) / -RMQ_EVERSION.

@@ -11,7 +11,11 @@
 #define RMQ_PATTERNS(X) \
 	X(rmq_pattern_pair) \
 	X(rmq_pattern_req)  \
-	X(rmq_pattern_rep)
+	X(rmq_pattern_rep)  \
+	X(rmq_pattern_pub)  \
+	X(rmq_pattern_sub)  \
+	X(rmq_pattern_push) \
+	X(rmq_pattern_pull)
 
 #define DECLARE(p) extern const struct rmq_pattern_ops p;
 RMQ_PATTERNS(DECLARE)

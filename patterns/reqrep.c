@@ -61,10 +61,11 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 
 /* Only the reply to our request, from the REP we asked. */
 static bool
-req_filter(void *st, const struct rmq_rxent *e)
+req_filter(void *st, const struct rmq_socket *s, const struct rmq_rxent *e)
 {
 	const struct req_state *r = st;
 
+	RMQ_UNUSED(s);
 	return r->waiting && rmq_pat_msg_id(e) == r->msgid &&
 	       rmq_pat_peer_id(rmq_pat_msg_peer(e)) == r->peer_id;
 }

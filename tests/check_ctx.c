@@ -248,14 +248,14 @@ START_TEST(test_pattern_sections)
 
 	ctx_file_fails("log: warn\nthresholds:\n  piar:\n    path: seg\n",
 	               ":4:11: thresholds.piar: no pattern reads a section "
-	               "'piar' (the patterns' sections: pair, reqrep)",
+	               "'piar' (the patterns' sections: pair, reqrep, pubsub, pipeline)",
 	               msg, sizeof(msg));
-	setenv("RMQ_THRESHOLDS_PUBSUB_EAGER_MAX", "4K", 1);
+	setenv("RMQ_THRESHOLDS_FANIN_EAGER_MAX", "4K", 1);
 	capture_stderr(ctx_from_file, NULL, &rc, msg, sizeof(msg));
-	unsetenv("RMQ_THRESHOLDS_PUBSUB_EAGER_MAX");
+	unsetenv("RMQ_THRESHOLDS_FANIN_EAGER_MAX");
 	ck_assert_int_eq(rc, -RMQ_ECONFIG);
-	ck_assert_msg(strstr(msg, "RMQ_THRESHOLDS_PUBSUB_EAGER_MAX: no pattern "
-	                          "reads a section 'pubsub'") != NULL,
+	ck_assert_msg(strstr(msg, "RMQ_THRESHOLDS_FANIN_EAGER_MAX: no pattern "
+	                          "reads a section 'fanin'") != NULL,
 	              "got: %s", msg);
 	/* the patterns' own sections, from the file and the environment */
 	write_cfg("thresholds:\n  reqrep:\n    path: seg\n"

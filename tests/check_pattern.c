@@ -108,26 +108,26 @@ START_TEST(test_req_events_and_filter)
 	ck_assert_ptr_nonnull(p);
 	memset(&e, 0, sizeof(e));
 	e.peer = p;
-	ck_assert(!s->pat->rx_filter(s->pstate, &e)); /* nothing asked */
+	ck_assert(!s->pat->rx_filter(s->pstate, s, &e)); /* nothing asked */
 	ck_assert_int_eq(rmq_send(s, "a", 1, 0), 1);
 	ck_assert_int_eq(events(s), 0);
 	/* the reply's id is the request's: find it by trying */
 	for (e.msgid = 0; e.msgid < 1000; e.msgid++)
-		if (s->pat->rx_filter(s->pstate, &e))
+		if (s->pat->rx_filter(s->pstate, s, &e))
 			break;
 	ck_assert_uint_lt(e.msgid, 1000);
 	e.msgid++;
-	ck_assert(!s->pat->rx_filter(s->pstate, &e)); /* another request's */
+	ck_assert(!s->pat->rx_filter(s->pstate, s, &e)); /* another request's */
 	e.msgid--;
 	other    = *p;
 	other.id = p->id + 0x10000; /* the same slot, another peer */
 	e.peer   = &other;
-	ck_assert(!s->pat->rx_filter(s->pstate, &e)); /* another REP's */
+	ck_assert(!s->pat->rx_filter(s->pstate, s, &e)); /* another REP's */
 	ck_assert_int_eq(events_until(s, RMQ_EV_IN), RMQ_EV_IN);
 	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 2);
 	ck_assert_int_eq(memcmp(buf, "r1", 2), 0);
 	e.peer = p;
-	ck_assert(!s->pat->rx_filter(s->pstate, &e)); /* answered */
+	ck_assert(!s->pat->rx_filter(s->pstate, s, &e)); /* answered */
 	close_all(ctx, s);
 	ck_assert_int_eq(reap(pid), 0);
 }
@@ -206,7 +206,13 @@ START_TEST(test_registry)
 		ck_assert_int_eq(q->peer_id, (*p)->self_id);
 		ck_assert_str_eq(q->name, (*p)->peer_name);
 	}
-	ck_assert_ptr_null(rmq_pattern_find(RMQ_PUB)); /* not yet */
+	/* every public type has its table; nothing else has one */
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PUB));
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_SUB));
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PUSH));
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PULL));
+	ck_assert_ptr_null(rmq_pattern_find(5));
+	ck_assert_ptr_null(rmq_pattern_find(6));
 }
 END_TEST
 

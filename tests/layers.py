@@ -27,7 +27,7 @@ LAYERS = [
     ["lib/paths/*.[ch]"],
     ["lib/xfer.[ch]"],
     ["lib/pattern.[ch]"],
-    ["lib/sock.c"],
+    ["lib/sock.c", "lib/events.[ch]"],
     ["patterns/*.c"],
 ]
 # Below every layer: the public API, the config, the provider rows, and

@@ -22,6 +22,7 @@
 
 #include "conn/addr.h"
 #include "conn/ctrl.h"
+#include "conn/hello.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "path_ops.h"
@@ -180,92 +181,6 @@ send_reject(int fd, int code, const char *fmt, ...)
 
 /* ---- the handshake ---- */
 
-/*
- * Our HELLO for p: our fields and each path's.  A sockaddr endpoint bound
- * to INADDR_ANY is told to the peer with the address its control
- * connection reached us on, which routes back to us.
- */
-static void
-hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
-           struct rmq_hello *h)
-{
-	struct sockaddr_in *fin, loc;
-	socklen_t           sl = sizeof(loc);
-	int                 i;
-
-	memset(h, 0, sizeof(*h));
-	h->pattern = s->pat->self_id;
-	snprintf(h->prov, sizeof(h->prov), "%s",
-	         s->info->fabric_attr->prov_name);
-	h->conn      = p->id;
-	h->rcvhwm    = (uint32_t) s->rcvhwm;
-	h->maxmsg    = s->maxmsg < 0 ? UINT64_MAX : (uint64_t) s->maxmsg;
-	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
-	h->addr_len  = (uint16_t) s->fabaddr_len;
-	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
-		if (s->path_ops[i]->hello_out != NULL)
-			s->path_ops[i]->hello_out(s, p, h);
-	fin = (struct sockaddr_in *) (void *) h->addr;
-	if ((s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) &&
-	    s->fabaddr_len >= sizeof(*fin) && fin->sin_family == AF_INET &&
-	    fin->sin_addr.s_addr == htonl(INADDR_ANY) &&
-	    getsockname(fd, (struct sockaddr *) &loc, &sl) == 0 &&
-	    loc.sin_family == AF_INET)
-		fin->sin_addr = loc.sin_addr;
-}
-
-/* Validate a peer's HELLO; on success fill the peer.  reason on error. */
-static int
-hello_accept(struct rmq_socket *s, struct rmq_peer *p,
-             const struct rmq_hello *h, char *reason, size_t rl)
-{
-	const char *ours = s->info->fabric_attr->prov_name;
-	int         i, rc;
-
-	if (strcmp(h->prov, ours) != 0) {
-		snprintf(reason, rl, "peer uses provider '%s', we use '%s'",
-		         h->prov, ours);
-		return -RMQ_EPROVIDER;
-	}
-	if (h->pattern != s->pat->peer_id) {
-		snprintf(reason, rl,
-		         "a %s socket cannot talk to a peer of type 0x%x "
-		         "(needs %s)",
-		         s->pat->name, h->pattern, s->pat->peer_name);
-		return -RMQ_EPATTERN;
-	}
-	if (s->info->addr_format == FI_SOCKADDR_IN &&
-	    (h->addr_len != sizeof(struct sockaddr_in) ||
-	     ((const struct sockaddr_in *) (const void *) h->addr)
-	             ->sin_family != AF_INET)) {
-		snprintf(reason, rl, "bad fabric address (%u bytes)",
-		         h->addr_len);
-		return -RMQ_EPROTO;
-	}
-	if (s->info->addr_format == FI_ADDR_STR &&
-	    memchr(h->addr, '\0', h->addr_len) == NULL) {
-		snprintf(reason, rl, "fabric address is not a string");
-		return -RMQ_EPROTO;
-	}
-	rc = fi_av_insert(s->av, h->addr, 1, &p->fiaddr, 0, NULL);
-	if (rc != 1) {
-		snprintf(reason, rl, "fi_av_insert: %s",
-		         fi_strerror(rc < 0 ? -rc : FI_EINVAL));
-		return -RMQ_EPROTO;
-	}
-	p->rid       = h->conn;
-	p->rcvhwm    = h->rcvhwm;
-	p->credits   = h->rcvhwm;
-	p->maxmsg    = h->maxmsg;
-	p->eager_max = h->eager_max;
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
-		if (s->path_ops[i]->hello_in != NULL &&
-		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)
-			return rc;
-	return 0;
-}
-
 static void chan_ready(struct rmq_source *src, short revents, void *owner);
 
 /* The handshake is done: p watches its channel, and is LIVE. */
@@ -277,6 +192,52 @@ peer_start(struct rmq_socket *s, struct rmq_peer *p, int fd)
 		return -RMQ_ENOMEM;
 	rmq_peer_live(s, p);
 	return 0;
+}
+
+struct ready_wait {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+};
+
+static int
+peer_is_ready(void *arg)
+{
+	struct ready_wait *rw = arg;
+
+	if (rw->p->state != RMQ_PEER_LIVE)
+		return -RMQ_ECONNRESET;
+	return rw->s->pat->peer_ready(rw->s->pstate, rw->s, rw->p, rw->p->pat);
+}
+
+/*
+ * A LIVE peer of a connect: wait (to the connect's deadline, at least the
+ * handshake time) until the pattern says it is ready, e.g. a publisher
+ * has our subscriptions.
+ */
+static int
+peer_wait_ready(struct rmq_socket *s, struct rmq_peer *p, int64_t deadline)
+{
+	struct ready_wait rw = {s, p};
+	struct rmq_waiter w;
+	int               ms, rc;
+
+	if (s->pat->peer_ready == NULL)
+		return 0;
+	ms = s->connect_ms < 0 ? -1
+	                       : (int) ((deadline - rmq_now_ns()) / 1000000);
+	if (ms >= 0 && ms < s->handshake_ms)
+		ms = s->handshake_ms;
+	rmq_peer_hold(p);
+	rmq_waiter_init(&w, ms);
+	rc = rmq_wait_until(&s->reactor, &w, 0, peer_is_ready, &rw);
+	if (rc != 0) {
+		rc = rc == -RMQ_EAGAIN ? -RMQ_ETIMEDOUT : rc;
+		rmq_log(RMQ_LOG_ERROR, "connect %s: the peer did not get "
+		        "ready: %s", p->name, rmq_strerror(rc));
+		rmq_peer_fail(s, p, 0, "not ready in time");
+	}
+	rmq_peer_release(s, p);
+	return rc;
 }
 
 int
@@ -350,7 +311,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		return -RMQ_ENOMEM;
 	}
 	rmq_addr_show(a, p->name, sizeof(p->name));
-	hello_fill(s, fd, p, &h);
+	rmq_hello_fill(s, fd, p, &h);
 	rc = write_all(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
 	if (rc != 0)
 		goto out;
@@ -377,7 +338,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	if (rc == 0)
 		rc = rmq_ctrl_decode_hello(&h, b + RMQ_CTRL_HDR_SIZE, body);
 	if (rc == 0)
-		rc = hello_accept(s, p, &h, reason, sizeof(reason));
+		rc = rmq_hello_accept(s, p, &h, reason, sizeof(reason));
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
 		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
@@ -386,7 +347,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	}
 	rc = peer_start(s, p, fd);
 	if (rc == 0)
-		return 0;
+		return peer_wait_ready(s, p, deadline);
 out:
 	close(fd);
 	rmq_peer_destroy(s, p); /* still NEW: never counted live */
@@ -449,13 +410,13 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 		return;
 	}
 	snprintf(p->name, sizeof(p->name), "%s", pd->name);
-	rc = hello_accept(s, p, &h, reason, sizeof(reason));
+	rc = rmq_hello_accept(s, p, &h, reason, sizeof(reason));
 	if (rc != 0) {
 		rmq_peer_destroy(s, p); /* still NEW */
 		pending_fail(s, pd, -rc, reason);
 		return;
 	}
-	hello_fill(s, pd->src.fd, p, &h);
+	rmq_hello_fill(s, pd->src.fd, p, &h);
 	rc = write_all(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
 	fd = pd->src.fd;
 	if (rc == 0) {
@@ -661,6 +622,13 @@ peer_frame(struct rmq_socket *s, struct rmq_peer *p, int kind,
 		p->chan.bye_acked = true;
 		return;
 	}
+	if (kind == RMQ_CK_PAT && s->pat->ctrl_rx != NULL) {
+		if (s->pat->ctrl_rx(s->pstate, s, p, p->pat, body, len) == 0)
+			return;
+		s->stats.proto_errors++;
+		rmq_peer_fail(s, p, -RMQ_EPROTO, "bad pattern frame");
+		return;
+	}
 	if (kind == RMQ_CK_BYE && rmq_ctrl_decode_bye(&sent, body, len) == 0) {
 		p->chan.bye_count = sent;
 		rmq_peer_closing(s, p);
@@ -816,6 +784,25 @@ rmq_ctrl_byes_acked(struct rmq_socket *s)
 			return false;
 	}
 	return true;
+}
+
+int
+rmq_ctrl_send_pat(struct rmq_socket *s, struct rmq_peer *p,
+                  const uint8_t *body, size_t len)
+{
+	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	int     rc;
+
+	if (len > RMQ_CTRL_BODY_MAX)
+		return -RMQ_EINVAL;
+	if (p->chan.src.fd < 0)
+		return -RMQ_ECONNRESET;
+	rc = write_all(p->chan.src.fd, b, rmq_ctrl_encode_pat(b, body, len),
+	               1000);
+	if (rc != 0)
+		rmq_peer_fail(s, p, -RMQ_ECONNRESET,
+		              "cannot write its control channel");
+	return rc;
 }
 
 void

@@ -68,6 +68,9 @@ int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,
 void rmq_ctrl_bye_all(struct rmq_socket *s);
 /* Has every peer we said goodbye to acknowledged (or gone)? */
 bool rmq_ctrl_byes_acked(struct rmq_socket *s);
+/* A pattern frame (RMQ_CK_PAT) to p: 0, or -error (p is then failed). */
+int  rmq_ctrl_send_pat(struct rmq_socket *s, struct rmq_peer *p,
+                       const uint8_t *body, size_t len);
 /* Listeners and pending handshakes go. */
 void rmq_ctrl_close(struct rmq_socket *s);
 

@@ -23,6 +23,7 @@
 #include "progress.h"
 #include "rmq.h"
 #include "rxq.h"
+#include "wire.h"
 
 enum rmq_peer_state {
 	RMQ_PEER_NEW = 0, /* handshake under way */
@@ -34,7 +35,8 @@ enum rmq_peer_state {
 /* The peer's control channel (ctrl.c). */
 struct rmq_chan {
 	struct rmq_source src;      /* src.fd: -1 once closed */
-	uint8_t           buf[32];  /* partial control frame */
+	uint8_t           buf[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	                            /* partial control frame */
 	size_t            have;
 	uint64_t          bye_count; /* its BYE: messages it sent us */
 	bool              bye_acked; /* it confirmed all ours arrived */

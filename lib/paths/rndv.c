@@ -236,7 +236,7 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r->cancel = how->cancel;
 	if (o->msg != NULL) {
 		r->src = o->buf; /* the message's own data */
-	} else if (flags & RMQ_DONTWAIT) {
+	} else if (flags & (RMQ_DONTWAIT | RMQ_XFER_F_OWN)) {
 		/* Must return now: the payload moves to a buffer of ours. */
 		r->owned = malloc(o->len);
 		if (r->owned == NULL) {

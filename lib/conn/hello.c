@@ -1,0 +1,104 @@
+/*
+ * The HELLO of the handshake (hello.c): what we tell a peer, and what we
+ * take from the one it sent, each path adding its own fields.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rdma/fi_domain.h>
+
+#include "conn/hello.h"
+#include "conn/peer.h"
+#include "path_ops.h"
+#include "pattern_ops.h"
+#include "socket.h"
+#include "util.h"
+
+/*
+ * Our HELLO for p: our fields and each path's.  A sockaddr endpoint bound
+ * to INADDR_ANY is told to the peer with the address its control
+ * connection reached us on, which routes back to us.
+ */
+void
+rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
+           struct rmq_hello *h)
+{
+	struct sockaddr_in *fin, loc;
+	socklen_t           sl = sizeof(loc);
+	int                 i;
+
+	memset(h, 0, sizeof(*h));
+	h->pattern = s->pat->self_id;
+	snprintf(h->prov, sizeof(h->prov), "%s",
+	         s->info->fabric_attr->prov_name);
+	h->conn      = p->id;
+	h->rcvhwm    = (uint32_t) s->rcvhwm;
+	h->maxmsg    = s->maxmsg < 0 ? UINT64_MAX : (uint64_t) s->maxmsg;
+	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
+	h->addr_len  = (uint16_t) s->fabaddr_len;
+	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (s->path_ops[i]->hello_out != NULL)
+			s->path_ops[i]->hello_out(s, p, h);
+	fin = (struct sockaddr_in *) (void *) h->addr;
+	if ((s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) &&
+	    s->fabaddr_len >= sizeof(*fin) && fin->sin_family == AF_INET &&
+	    fin->sin_addr.s_addr == htonl(INADDR_ANY) &&
+	    getsockname(fd, (struct sockaddr *) &loc, &sl) == 0 &&
+	    loc.sin_family == AF_INET)
+		fin->sin_addr = loc.sin_addr;
+}
+
+/* Validate a peer's HELLO; on success fill the peer.  reason on error. */
+int
+rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
+             const struct rmq_hello *h, char *reason, size_t rl)
+{
+	const char *ours = s->info->fabric_attr->prov_name;
+	int         i, rc;
+
+	if (strcmp(h->prov, ours) != 0) {
+		snprintf(reason, rl, "peer uses provider '%s', we use '%s'",
+		         h->prov, ours);
+		return -RMQ_EPROVIDER;
+	}
+	if (h->pattern != s->pat->peer_id) {
+		snprintf(reason, rl,
+		         "a %s socket cannot talk to a peer of type 0x%x "
+		         "(needs %s)",
+		         s->pat->name, h->pattern, s->pat->peer_name);
+		return -RMQ_EPATTERN;
+	}
+	if (s->info->addr_format == FI_SOCKADDR_IN &&
+	    (h->addr_len != sizeof(struct sockaddr_in) ||
+	     ((const struct sockaddr_in *) (const void *) h->addr)
+	             ->sin_family != AF_INET)) {
+		snprintf(reason, rl, "bad fabric address (%u bytes)",
+		         h->addr_len);
+		return -RMQ_EPROTO;
+	}
+	if (s->info->addr_format == FI_ADDR_STR &&
+	    memchr(h->addr, '\0', h->addr_len) == NULL) {
+		snprintf(reason, rl, "fabric address is not a string");
+		return -RMQ_EPROTO;
+	}
+	rc = fi_av_insert(s->av, h->addr, 1, &p->fiaddr, 0, NULL);
+	if (rc != 1) {
+		snprintf(reason, rl, "fi_av_insert: %s",
+		         fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+		return -RMQ_EPROTO;
+	}
+	p->rid       = h->conn;
+	p->rcvhwm    = h->rcvhwm;
+	p->credits   = h->rcvhwm;
+	p->maxmsg    = h->maxmsg;
+	p->eager_max = h->eager_max;
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (s->path_ops[i]->hello_in != NULL &&
+		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)
+			return rc;
+	return 0;
+}

@@ -1,0 +1,106 @@
+/*
+ * PUSH/PULL, the pipeline (rmq_pipeline(7)).
+ *
+ * PUSH: each message goes to one puller, round-robin over the pullers that
+ * have room (a credit from the puller's RMQ_RCVHWM, and our RMQ_SNDHWM).
+ * When none has, send waits (RMQ_SNDTIMEO, RMQ_DONTWAIT): nothing is ever
+ * dropped.  A puller that dies is skipped; a message whose rendezvous it
+ * had not finished goes to another puller, so only what a dead puller had
+ * already been given is lost with it.
+ *
+ * PULL: messages fair-queued over the pushers, each pusher's in order.
+ *
+ * Neither reports a lost peer as an error: a pipeline outlives its
+ * workers.
+ */
+#include "pattern.h"
+#include "util.h"
+
+static int
+push_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
+{
+	struct rmq_peer *p;
+	int              rc;
+
+	RMQ_UNUSED(st);
+	for (;;) {
+		rc = rmq_pat_next_writable(s, flags, rmq_pat_sndtimeo(s), &p);
+		if (rc != 0)
+			return rc;
+		rc = rmq_pat_send(s, p, o, 0, flags);
+		/*
+		 * The puller died before the message was its own (its
+		 * rendezvous unfinished, or before it went out): it is still
+		 * ours to give to another.
+		 */
+		if (rc != -RMQ_ECONNRESET)
+			return rc;
+	}
+}
+
+static int
+push_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
+{
+	RMQ_UNUSED(st);
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(e);
+	RMQ_UNUSED(flags);
+	return -RMQ_ENOTSUP;
+}
+
+static int
+push_events(void *st, struct rmq_socket *s)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_writable(s) ? RMQ_EV_OUT : 0;
+}
+
+static int
+pull_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
+{
+	RMQ_UNUSED(st);
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(o);
+	RMQ_UNUSED(flags);
+	return -RMQ_ENOTSUP;
+}
+
+static int
+pull_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_recv_any(s, flags, e);
+}
+
+static int
+pull_events(void *st, struct rmq_socket *s)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_readable(s) ? RMQ_EV_IN : 0;
+}
+
+const struct rmq_pattern_ops rmq_pattern_push = {
+	.type        = RMQ_PUSH,
+	.name        = "push",
+	.peer_name   = "pull",
+	.section     = "pipeline",
+	.self_id     = 0x50,
+	.peer_id     = 0x51,
+	.report_lost = false,
+	.send        = push_send,
+	.recv        = push_recv,
+	.events      = push_events,
+};
+
+const struct rmq_pattern_ops rmq_pattern_pull = {
+	.type        = RMQ_PULL,
+	.name        = "pull",
+	.peer_name   = "push",
+	.section     = "pipeline",
+	.self_id     = 0x51,
+	.peer_id     = 0x50,
+	.report_lost = false,
+	.send        = pull_send,
+	.recv        = pull_recv,
+	.events      = pull_events,
+};
