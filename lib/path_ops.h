@@ -55,6 +55,13 @@ struct rmq_path_ops {
 	int  (*can_carry)(struct rmq_socket *s, const struct rmq_peer *p,
 	                  size_t len, char *why, size_t whylen);
 	/*
+	 * Could it take len bytes to p now, without waiting for room of its
+	 * own (the ring's slots)?  By size, a row that cannot is passed
+	 * over for the next one.  NULL: always.
+	 */
+	bool (*has_room)(struct rmq_socket *s, const struct rmq_peer *p,
+	                 size_t len);
+	/*
 	 * Send one message to p (credits and the socket's bound already
 	 * checked).  0 once it is on its way and accounted; then a
 	 * message in o belongs to the engine.  w: the caller's waiter.

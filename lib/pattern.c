@@ -113,7 +113,7 @@ rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
 void
 rmq_pat_progress(struct rmq_socket *s)
 {
-	(void) rmq_reactor_progress(&s->reactor);
+	(void) rmq_reactor_progress_timed(&s->reactor);
 }
 
 int

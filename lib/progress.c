@@ -501,6 +501,19 @@ rmq_reactor_drain(struct rmq_reactor *r)
 }
 
 int
+rmq_reactor_progress_timed(struct rmq_reactor *r)
+{
+	int     n   = rmq_reactor_drain(r);
+	int64_t now = rmq_now_ns();
+
+	if (now >= r->next_poll) {
+		r->next_poll = now + RMQ_POLL_NS;
+		n += poll_round(&r, 1, false, NULL, 0, 0);
+	}
+	return n;
+}
+
+int
 rmq_reactor_progress(struct rmq_reactor *r)
 {
 	int     n = rmq_reactor_drain(r);

@@ -170,6 +170,9 @@ int rmq_reactor_drain(struct rmq_reactor *r);
 /* Drain the CQ; about every millisecond also poll the sources and run the
  * timers.  Returns the events handled. */
 int rmq_reactor_progress(struct rmq_reactor *r);
+/* The same, reading the clock every time: for calls made seldom (a PUB's
+ * send), whose sources must still be polled once a millisecond passed. */
+int rmq_reactor_progress_timed(struct rmq_reactor *r);
 
 /*
  * A wait with a timeout.  The clock is read only once waiting really

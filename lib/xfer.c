@@ -68,7 +68,8 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 	int                          rc;
 
 	rc = can_carry(s, p, path, len, why, sizeof(why));
-	if (rc == 0)
+	if (rc == 0 && (t->force >= 0 || s->path_ops[path]->has_room == NULL ||
+	                s->path_ops[path]->has_room(s, p, len)))
 		return path;
 	if (t->force >= 0) {
 		rmq_log(RMQ_LOG_ERROR, "%s", why);
@@ -88,6 +89,8 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 	case RMQ_PATH_RING:
 		if (can_carry(s, p, RMQ_PATH_EAGER, len, why, sizeof(why)) == 0)
 			return RMQ_PATH_EAGER;
+		if (rc == 0)
+			return RMQ_PATH_RING; /* full: wait for room there */
 		break;
 	default:
 		break;

@@ -197,6 +197,30 @@ ring_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 	return -RMQ_EMSGSIZE;
 }
 
+/* Slots a message of len bytes takes at the tail now, padding included. */
+static uint32_t
+slots_at_tail(const struct ring_peer *rp, size_t len)
+{
+	uint32_t k = slots_for(rp->rslot, len);
+
+	return rp->rtail + k > rp->rslots ? rp->rslots - rp->rtail + k : k;
+}
+
+/*
+ * A receiver that does not read leaves its ring full while its message
+ * credits (RCVHWM) still allow more: by size, the next row takes them,
+ * so the ring never makes the effective high-water mark smaller.
+ */
+static bool
+ring_has_room(struct rmq_socket *s, const struct rmq_peer *p, size_t len)
+{
+	const struct ring_peer *rp = ring_of(p);
+
+	RMQ_UNUSED(s);
+	return rp != NULL && rp->rslots != 0 &&
+	       rp->rfree >= (int64_t) slots_at_tail(rp, len);
+}
+
 struct room {
 	struct rmq_peer  *p;
 	struct ring_peer *rp;
@@ -384,6 +408,7 @@ const struct rmq_path_ops rmq_path_ring = {
 	.rx_types  = 1u << RMQ_MT_RCREDIT,
 	.imm_kind  = RMQ_IMM_RING,
 	.can_carry = ring_can_carry,
+	.has_room  = ring_has_room,
 	.send      = ring_send,
 	.on_rx     = ring_credit_rx,
 	.on_imm    = ring_imm,
