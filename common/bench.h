@@ -1,6 +1,7 @@
 /*
- * What the benchmarks (perf/: rmq_pingpong, rmq_bw, zmq_pingpong) and
- * rmq_tune (tools/) share, so all measure and print exactly alike: sizes, the clock, payload patterns, the per-size summary
+ * What the benchmarks (perf/: rmq_pingpong, rmq_bw, rmq_fanout, zmq_pingpong,
+ * zmq_thr) and rmq_tune (tools/) share, so all measure and print exactly
+ * alike: sizes, the clocks, payload patterns, the per-size summary
  * (one-way = round trip / 2 per iteration; p50, p99, mean; MB/s = size /
  * mean, 1 MB = 10^6 B) and its table or CSV row.
  */
@@ -93,6 +94,20 @@ pp_pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set) == 0 ? 0 : -errno;
+}
+
+/*
+ * CPU time of the whole process (every thread: the library's own progress
+ * or I/O threads count), in ns.  Busy-polling counts as CPU, sleeping does
+ * not: per message it says what a message costs the host, not the wall.
+ */
+static inline uint64_t
+pp_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
 static inline void

@@ -13,6 +13,13 @@
 # --memcpy (one core's memcpy bandwidth), the bandwidth anchor: fabtests'
 # fi_bw is not in Debian's libfabric-bin.
 #
+# With --zmq-thr, instead, streaming throughput against ZeroMQ: rmq_bw
+# --pattern pushpull and pubsub next to perf/zmq_thr (built when libzmq is
+# found) with the same pattern, librmq's shm against ZeroMQ's ipc:// and tcp
+# against tcp://, each pair in the same round with the same placement
+# (sender CPU 0, receiver CPU 1), -r rounds; a table of messages/s per size
+# with the ratio rmq/zmq and the spread over the rounds.
+#
 # Conventions (as fi_pingpong): latency is one-way = round trip / 2,
 # ping-pong MB/s = size / one-way time (MB = 10^6 bytes).  Both sides busy
 # poll, pinned to CPU 0 and CPU 1.
@@ -22,6 +29,7 @@
 #   FI_PINGPONG    path of fi_pingpong  (default: fi_pingpong from PATH)
 #   ZMQ_PINGPONG   path of zmq_pingpong (default BUILD_DIR/perf/zmq_pingpong)
 #   RMQ_BW         path of rmq_bw       (default BUILD_DIR/perf/rmq_bw)
+#   ZMQ_THR        path of zmq_thr      (default BUILD_DIR/perf/zmq_thr)
 #   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
 #   lo unless already set; they apply to both binaries.
 
@@ -34,6 +42,9 @@ usage() {
 Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--zmq TRANSPORT ...] [--zmq-same-cpu] [--csv FILE]
        [--paths LIST] [--bw [--bw-iters N] [--bw-window W]] [-v] [-h]
+       $prog --zmq-thr [-p PROVIDER ...] [-S SIZES] [-r RUNS] [-b BUILD_DIR]
+       [-T TIMEOUT] [--thr-patterns LIST] [--bw-iters N] [--bw-window W]
+       [--csv FILE] [-v]
 
 Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
 table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
@@ -75,8 +86,23 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 the LLC), and print MB/s per path and, at >= 1 MiB,
                 bw / memcpy.  fi_bw, if it is installed, is not run (see
                 the header line about it).
-  --bw-iters N  rmq_bw -I N (default: rmq_bw's: 100 up to 64 KiB, 20 above)
-  --bw-window W rmq_bw -W W (default: rmq_bw's, 64)
+  --bw-iters N  rmq_bw -I N (default: rmq_bw's: 100 up to 64 KiB, 20 above;
+                with --zmq-thr zmq_thr's -I too)
+  --bw-window W rmq_bw -W W (default: rmq_bw's, 64; with --zmq-thr zmq_thr's
+                -W too)
+  --zmq-thr     instead of all the above, streaming throughput against
+                ZeroMQ: per round, rmq_bw --local --pattern P and zmq_thr
+                --pattern P (BUILD_DIR/perf/zmq_thr unless ZMQ_THR is set),
+                both sender on CPU 0 and receiver on CPU 1, over librmq's shm
+                vs ZeroMQ ipc:// and tcp vs tcp:// (sockets vs tcp://).
+                Default providers shm and tcp, sizes 8 64 1024 4096 65536
+                1048576.  Prints, per pattern and provider, messages/s per
+                size (median over -r rounds), the spread (max - min) /
+                median, the ratio rmq/zmq of the medians and the range of
+                the per-round ratios, and each side's CPU ns per message.
+                Not with --zmq, --paths or --bw.
+  --thr-patterns LIST
+                with --zmq-thr: pushpull, pubsub or both (default)
   -v            print every command to stderr as it is run
   -h, --help    this help
 
@@ -106,6 +132,8 @@ path_list=()  # --paths
 do_bw=0       # --bw
 bw_iters=""   # --bw-iters
 bw_window=""  # --bw-window
+do_thr=0      # --zmq-thr
+thr_patterns=() # --thr-patterns
 all_paths=(inject eager ring rndv_read rndv_write rndv_send seg)
 
 add_list() { # add_list ARRAYNAME "a,b c"
@@ -150,6 +178,9 @@ while [[ $# -gt 0 ]]; do
 	--paths) need_arg "$@"; add_list path_list "$2"; shift 2 ;;
 	--paths=*) add_list path_list "${1#--paths=}"; shift ;;
 	--bw) do_bw=1; shift ;;
+	--zmq-thr) do_thr=1; shift ;;
+	--thr-patterns) need_arg "$@"; add_list thr_patterns "$2"; shift 2 ;;
+	--thr-patterns=*) add_list thr_patterns "${1#--thr-patterns=}"; shift ;;
 	--bw-iters) need_arg "$@"; bw_iters=$2; shift 2 ;;
 	--bw-iters=*) bw_iters=${1#--bw-iters=}; shift ;;
 	--bw-window) need_arg "$@"; bw_window=$2; shift 2 ;;
@@ -162,6 +193,21 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 
+if [[ $do_thr -eq 1 ]]; then
+	[[ ${#providers[@]} -gt 0 ]] || providers=(shm tcp)
+	[[ ${#sizes[@]} -gt 0 ]] || sizes=(8 64 1024 4096 65536 1048576)
+	[[ ${#thr_patterns[@]} -gt 0 ]] || thr_patterns=(pushpull pubsub)
+	[[ ${#zmq_transports[@]} -eq 0 && ${#path_list[@]} -eq 0 && $do_bw -eq 0 ]] ||
+		die_usage "--zmq-thr does not go with --zmq, --paths or --bw"
+	for t in "${thr_patterns[@]}"; do
+		case $t in
+		pushpull | pubsub) ;;
+		*) die_usage "unknown pattern '$t' (pushpull, pubsub)" ;;
+		esac
+	done
+fi
+[[ ${#thr_patterns[@]} -eq 0 || $do_thr -eq 1 ]] ||
+	die_usage "--thr-patterns needs --zmq-thr"
 [[ ${#providers[@]} -gt 0 ]] || providers=(shm)
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(1 8 64 1024 4096 65536 1048576 4194304)
 [[ ${#zmq_transports[@]} -gt 0 || $zmq_same_cpu -eq 0 ]] ||
@@ -207,8 +253,8 @@ done
 path_list=("${pl[@]}")
 [[ ${#path_list[@]} -eq 0 || ${#zmq_transports[@]} -eq 0 ]] ||
 	die_usage "--zmq does not go with --paths"
-[[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 ]] ||
-	die_usage "--bw-iters and --bw-window need --bw"
+[[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 || $do_thr -eq 1 ]] ||
+	die_usage "--bw-iters and --bw-window need --bw or --zmq-thr"
 [[ -z $bw_iters || $bw_iters =~ ^[1-9][0-9]*$ ]] ||
 	die_usage "bad --bw-iters '$bw_iters'"
 [[ -z $bw_window || $bw_window =~ ^[1-9][0-9]*$ ]] ||
@@ -218,12 +264,18 @@ fi_bin=${FI_PINGPONG:-fi_pingpong}
 rmq_bin=${RMQ_PINGPONG:-$build_dir/perf/rmq_pingpong}
 zmq_bin=${ZMQ_PINGPONG:-$build_dir/perf/zmq_pingpong}
 bw_bin=${RMQ_BW:-$build_dir/perf/rmq_bw}
+thr_bin=${ZMQ_THR:-$build_dir/perf/zmq_thr}
 
-command -v "$fi_bin" >/dev/null 2>&1 ||
+# --zmq-thr runs neither fi_pingpong nor rmq_pingpong.
+[[ $do_thr -eq 1 ]] || command -v "$fi_bin" >/dev/null 2>&1 ||
 	{ echo "$prog: $fi_bin not found (apt-get install libfabric-bin)" >&2; exit 2; }
-[[ -x $rmq_bin && ! -d $rmq_bin ]] ||
+[[ $do_thr -eq 1 ]] || [[ -x $rmq_bin && ! -d $rmq_bin ]] ||
 	{ echo "$prog: $rmq_bin not found or not executable (build with -Dperf=true, or set RMQ_PINGPONG)" >&2; exit 2; }
-if [[ $do_bw -eq 1 ]] && [[ ! -x $bw_bin || -d $bw_bin ]]; then
+if [[ $do_thr -eq 1 ]] && [[ ! -x $thr_bin || -d $thr_bin ]]; then
+	echo "$prog: $thr_bin not found or not executable (built only when libzmq is found: apt-get install libzmq3-dev, or set ZMQ_THR)" >&2
+	exit 2
+fi
+if [[ $do_bw -eq 1 || $do_thr -eq 1 ]] && [[ ! -x $bw_bin || -d $bw_bin ]]; then
 	echo "$prog: $bw_bin not found or not executable (set RMQ_BW)" >&2
 	exit 2
 fi
@@ -505,10 +557,11 @@ run_csv() {
 
 # bw_pick NAME SIZE [PATH] -> "mbps msgs_per_s path" of SIZE's row (of the
 # row whose path is PATH if given) in rmq_bw's CSV (size,mbps,msgs_per_s,
-# path); mbps "-" for a size the forced path cannot carry
+# path first, then what newer rmq_bw adds); mbps "-" for a size the forced
+# path cannot carry
 bw_pick() {
 	awk -F, -v want="$2" -v p="${3:-}" '
-		NR == 1 { if ($0 != "size,mbps,msgs_per_s,path") exit 1; next }
+		NR == 1 { if (index($0, "size,mbps,msgs_per_s,path") != 1) exit 1; next }
 		$1 == want && (p == "" || $4 == p) && ($2 ~ /^[0-9.]+$/ || $2 == "-") {
 			print $2, $3, $4; ok = 1; exit }
 		END { if (!ok) exit 1 }' "$tmpdir/$1.csv"
@@ -560,6 +613,185 @@ ratio() { # ratio A B = A/B
 			r = a / b; printf (r < 0.1 ? "%.4f\n" : "%.2f\n"), r }'
 	fi
 }
+
+# ------------------------------------------------------------- --zmq-thr
+
+# thr_transport PROV: the ZeroMQ transport librmq's provider is set against
+thr_transport() {
+	case $1 in
+	shm) echo ipc ;;
+	*) echo tcp ;;
+	esac
+}
+
+# thr_pick NAME SIZE -> "msgs_per_s mbps snd_cpu_ns rcv_cpu_ns dropped" of
+# SIZE's row in $tmpdir/NAME.csv (rmq_bw's or zmq_thr's CSV, columns found
+# by name)
+thr_pick() {
+	awk -F, -v want="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
+			if (!col["size"] || !col["msgs_per_s"] || !col["snd_cpu_ns"]) exit 1
+			next }
+		$col["size"] == want && $col["msgs_per_s"] ~ /^[0-9.]+$/ {
+			print $col["msgs_per_s"], $col["mbps"], $col["snd_cpu_ns"],
+				$col["rcv_cpu_ns"], $col["dropped"]; ok = 1; exit }
+		END { if (!ok) exit 1 }' "$tmpdir/$1.csv"
+}
+
+# stats: values on stdin, one per line -> "median min max spread_pct"
+stats() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) exit 1
+		if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.10g %.10g %.10g %.1f\n", m, v[1], v[NR], (m > 0 ? (v[NR] - v[1]) / m * 100 : 0) }'
+}
+
+thr_main() {
+	local r prov pat zt size key list v lo hi args=()
+	local -A rmq_mps=() zmq_mps=() rat_runs=() rmq_mb=() zmq_mb=()
+	local -A rmq_snd=() zmq_snd=() rmq_rcv=() zmq_rcv=() rmq_drop=() zmq_drop=()
+	local -A failed_r=() failed_z=()
+	local zmq_version
+	any_fail=0
+	list=$(IFS=,; echo "${sizes[*]}")
+	[[ -z $bw_iters ]] || args+=(-I "$bw_iters")
+	[[ -z $bw_window ]] || args+=(-W "$bw_window")
+	zmq_version=$("$thr_bin" --version 2>/dev/null | sed -n '1s/.*(\(.*\)).*/\1/p' || true)
+	header=(
+		"librmq vs ZeroMQ, streaming throughput, $(date '+%Y-%m-%d %H:%M:%S %z')"
+		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
+		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
+		"rmq_bw: $bw_bin --local --cpus 0,1 -p PROV --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
+		"zmq_thr: $thr_bin (${zmq_version:-version unknown}) --cpus 0,1 --transport T --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
+		"pairs: $(for p in "${providers[@]}"; do printf 'rmq %s / zmq %s, ' "$p" "$(thr_transport "$p")"; done | sed 's/, $//'); patterns: ${thr_patterns[*]}"
+		"$runs round(s); each round runs every pair and pattern, rmq then zmq; sender CPU 0, receiver CPU 1"
+		"per size a window of ${bw_window:-64} messages then one ack on a PAIR, ${bw_iters:-100 (<= 64 KiB) / 20} timed rounds; msgs/s = messages / time"
+		"msgs/s = median over the rounds; spread = (max - min) / median, in %; rmq/zmq = ratio of the medians (higher: librmq faster), [min-max] of the per-round ratios"
+		"snd/rcv ns = CPU ns per message of the sending / receiving process (median); drop = messages dropped, summed over the rounds (rmq: rmq_stats of the PUB; zmq: gaps the receiver saw)"
+	)
+	for l in "${header[@]}"; do echo "# $l"; done
+	if [[ -n $csv_file ]]; then
+		{
+			for l in "${header[@]}"; do echo "# $l"; done
+			echo "pattern,provider,zmq_transport,size,rmq_msgs_per_s,rmq_spread_pct,zmq_msgs_per_s,zmq_spread_pct,ratio,ratio_min,ratio_max,rmq_mbps,zmq_mbps,rmq_snd_cpu_ns,zmq_snd_cpu_ns,rmq_rcv_cpu_ns,zmq_rcv_cpu_ns,rmq_dropped,zmq_dropped"
+		} >"$csv_file"
+	fi
+	for ((r = 1; r <= runs; r++)); do
+		for prov in "${providers[@]}"; do
+			tmo=$(timeout_for "$prov")
+			zt=$(thr_transport "$prov")
+			for pat in "${thr_patterns[@]}"; do
+				local ok_r=1 ok_z=1 msg
+				run_csv rmq_thr "rmq_bw $prov --pattern $pat" \
+					"$bw_bin" --local --cpus 0,1 -p "$prov" --pattern "$pat" \
+					-S "$list" "${args[@]}" --csv || ok_r=0
+				run_csv zmq_thr "zmq_thr $zt --pattern $pat" \
+					"$thr_bin" --cpus 0,1 --transport "$zt" --pattern "$pat" \
+					-S "$list" "${args[@]}" --csv || ok_z=0
+				msg=""
+				for size in "${sizes[@]}"; do
+					key="$pat|$prov|$size"
+					local rm="" zm="" rb rs rc rd zb zs zc zd
+					if [[ $ok_r -eq 1 ]] && v=$(thr_pick rmq_thr "$size"); then
+						read -r rm rb rs rc rd <<<"$v"
+						rmq_mps[$key]+="$rm " rmq_mb[$key]+="$rb "
+						rmq_snd[$key]+="$rs " rmq_rcv[$key]+="$rc "
+						rmq_drop[$key]=$(( ${rmq_drop[$key]:-0} + ${rd:-0} ))
+					else
+						failed_r[$key]=1 rm=FAIL
+						[[ $ok_r -eq 0 ]] || fail_log "no $size B row in rmq_bw's CSV ($prov $pat)" \
+							"$tmpdir/rmq_thr.csv" "$tmpdir/rmq_thr.err"
+					fi
+					if [[ $ok_z -eq 1 ]] && v=$(thr_pick zmq_thr "$size"); then
+						read -r zm zb zs zc zd <<<"$v"
+						zmq_mps[$key]+="$zm " zmq_mb[$key]+="$zb "
+						zmq_snd[$key]+="$zs " zmq_rcv[$key]+="$zc "
+						zmq_drop[$key]=$(( ${zmq_drop[$key]:-0} + ${zd:-0} ))
+					else
+						failed_z[$key]=1 zm=FAIL
+						[[ $ok_z -eq 0 ]] || fail_log "no $size B row in zmq_thr's CSV ($zt $pat)" \
+							"$tmpdir/zmq_thr.csv" "$tmpdir/zmq_thr.err"
+					fi
+					[[ $rm == FAIL || $zm == FAIL ]] ||
+						rat_runs[$key]+="$(ratio "$rm" "$zm") "
+					msg+=", $size B $rm/$zm"
+				done
+				echo "[round $r/$runs $pat rmq $prov / zmq $zt, msgs/s]${msg#,}" >&2
+			done
+		done
+	done
+	local rowf='| %8s | %11s | %6s | %11s | %6s | %7s | %13s | %8s | %8s | %8s | %8s | %11s |\n'
+	for pat in "${thr_patterns[@]}"; do
+		for prov in "${providers[@]}"; do
+			zt=$(thr_transport "$prov")
+			echo
+			echo "## $pat: rmq_bw $prov vs zmq_thr $zt, messages/s"
+			echo
+			# shellcheck disable=SC2059
+			printf "$rowf" size "rmq msgs/s" "spread" "zmq msgs/s" "spread" rmq/zmq "[min-max]" \
+				"rmq snd" "zmq snd" "rmq rcv" "zmq rcv" "drop r/z"
+			# shellcheck disable=SC2059
+			printf "$rowf" "-------:" "----------:" "-----:" "----------:" "-----:" "------:" \
+				"------------:" "-------:" "-------:" "-------:" "-------:" "----------:"
+			for size in "${sizes[@]}"; do
+				key="$pat|$prov|$size"
+				local rmed=FAIL rsp=- zmed=FAIL zsp=- rat=- rrange=- rmb=- zmb=- lo=- hi=-
+				local rs=- zs=- rc=- zc=-
+				# A side that failed in any round shows FAIL.
+				if [[ -z ${failed_r[$key]:-} ]]; then
+					read -r rmed _ _ rsp <<<"$(printf '%s' "${rmq_mps[$key]}" | tr ' ' '\n' | stats)"
+					rmb=$(printf '%s' "${rmq_mb[$key]}" | tr ' ' '\n' | median)
+					rs=$(printf '%s' "${rmq_snd[$key]}" | tr ' ' '\n' | median)
+					rc=$(printf '%s' "${rmq_rcv[$key]}" | tr ' ' '\n' | median)
+				else
+					any_fail=1
+				fi
+				if [[ -z ${failed_z[$key]:-} ]]; then
+					read -r zmed _ _ zsp <<<"$(printf '%s' "${zmq_mps[$key]}" | tr ' ' '\n' | stats)"
+					zmb=$(printf '%s' "${zmq_mb[$key]}" | tr ' ' '\n' | median)
+					zs=$(printf '%s' "${zmq_snd[$key]}" | tr ' ' '\n' | median)
+					zc=$(printf '%s' "${zmq_rcv[$key]}" | tr ' ' '\n' | median)
+				else
+					any_fail=1
+				fi
+				rat=$(ratio "$rmed" "$zmed")
+				if [[ $rat != - && -n ${rat_runs[$key]:-} ]]; then
+					read -r _ lo hi _ <<<"$(printf '%s' "${rat_runs[$key]}" | tr ' ' '\n' | stats)"
+					rrange="$lo-$hi"
+				fi
+				# shellcheck disable=SC2059
+				printf "$rowf" "$size" "$(fmt0 "$rmed")" "$rsp" "$(fmt0 "$zmed")" "$zsp" "$rat" "$rrange" \
+					"$(fmt0 "$rs")" "$(fmt0 "$zs")" "$(fmt0 "$rc")" "$(fmt0 "$zc")" \
+					"${rmq_drop[$key]:--}/${zmq_drop[$key]:--}"
+				if [[ -n $csv_file ]]; then
+					printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' \
+						"$pat" "$prov" "$zt" "$size" "$rmed" "$rsp" "$zmed" "$zsp" \
+						"$rat" "$lo" "$hi" "$rmb" "$zmb" "$rs" "$zs" "$rc" "$zc" \
+						"${rmq_drop[$key]:--}" "${zmq_drop[$key]:--}" >>"$csv_file"
+				fi
+			done
+		done
+	done
+	if [[ $any_fail -ne 0 ]]; then
+		echo >&2
+		echo "$prog: some runs failed (see FAIL above)" >&2
+		return 1
+	fi
+	return 0
+}
+
+fmt0() { # no decimals, or pass FAIL and - through
+	case $1 in
+	FAIL | -) echo "$1" ;;
+	*) awk -v x="$1" 'BEGIN { printf "%.0f\n", x }' ;;
+	esac
+}
+
+if [[ $do_thr -eq 1 ]]; then
+	rc=0
+	thr_main || rc=$?
+	exit "$rc"
+fi
 
 # ------------------------------------------------------------------ header
 

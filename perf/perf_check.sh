@@ -1,10 +1,20 @@
 #!/bin/sh
-# Check the CSV of the benchmarks the way compare.sh --paths/--bw reads it
-# (run by meson test, suite perf; both sides forked with --local on shm).
+# Check the CSV of the benchmarks the way compare.sh --paths/--bw/--zmq-thr
+# reads it (run by meson test, suite perf; every side forked with --local
+# on shm).
 #
 #   perf_check.sh bw RMQ_BW
-#       rmq_bw -S 1k,1m -I 20: header size,mbps,msgs_per_s,path, one row
-#       per size, in order, positive figures, a path name
+#       rmq_bw -S 1k,1m -I 20: header size,mbps,msgs_per_s,path,pattern,
+#       snd_cpu_ns,rcv_cpu_ns,dropped (the first four as they always were),
+#       one row per size, in order, positive figures, a path name, pattern
+#       pair, nothing dropped
+#   perf_check.sh pattern RMQ_BW PATTERN
+#       the same with --pattern PATTERN (pushpull or pubsub) and sizes
+#       64,1k,1m
+#   perf_check.sh fanout RMQ_FANOUT_BIN
+#       rmq_fanout -n 1,2 -M 2000: a row per mode and N, in order, positive
+#       figures, the N = 1 rows' ratios 1, nothing dropped; log mode may be
+#       n/a (a librmq without log mode), push mode must be measured
 #   perf_check.sh path RMQ_PINGPONG PATH
 #       rmq_pingpong --path PATH -S 64,65536 -I 50: every row names PATH;
 #       a size the path cannot carry is a '-' row, and at least one size
@@ -15,24 +25,65 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 paths='inject|eager|rndv_read|rndv_send|ring|rndv_write|seg'
 
+# check_bw SIZES PATTERN: rmq_bw's CSV in $out
+check_bw() {
+	awk -F, -v sizes="$1" -v pattern="$2" -v paths="^($paths)\$" '
+	NR == 1 { if ($0 != "size,mbps,msgs_per_s,path,pattern,snd_cpu_ns,rcv_cpu_ns,dropped") { print "header: " $0; exit 1 }; next }
+	{
+		n = split(sizes, want, ",")
+		row++
+		if (NF != 8) { print "fields: " $0; exit 1 }
+		if ($1 != want[row]) { print "row " row ": size " $1 " != " want[row]; exit 1 }
+		if ($2 !~ /^[0-9.]+$/ || $2 <= 0) { print "bad MB/s: " $0; exit 1 }
+		if ($3 !~ /^[0-9]+$/ || $3 <= 0) { print "bad msgs/s: " $0; exit 1 }
+		if ($4 !~ paths) { print "bad path: " $0; exit 1 }
+		if ($5 != pattern) { print "pattern " $5 " != " pattern ": " $0; exit 1 }
+		if ($6 !~ /^[0-9.]+$/ || $6 <= 0) { print "bad sender CPU: " $0; exit 1 }
+		if ($7 !~ /^[0-9.]+$/ || $7 <= 0) { print "bad receiver CPU: " $0; exit 1 }
+		if ($8 != "0") { print "dropped: " $0; exit 1 }
+	}
+	END { if (row != split(sizes, w, ",")) { print "rows: " row; exit 1 } }' "$out"
+}
+
 case $what in
 bw)
 	sizes=1024,1048576
 	timeout 60 "$bin" --local -p shm -S 1k,1m -I 20 --csv >"$out"
 	cat "$out"
-	awk -F, -v sizes="$sizes" -v paths="^($paths)\$" '
-	NR == 1 { if ($0 != "size,mbps,msgs_per_s,path") { print "header: " $0; exit 1 }; next }
-	{
-		n = split(sizes, want, ",")
-		row++
-		if (NF != 4) { print "fields: " $0; exit 1 }
-		if ($1 != want[row]) { print "row " row ": size " $1 " != " want[row]; exit 1 }
-		if ($2 !~ /^[0-9.]+$/ || $2 <= 0) { print "bad MB/s: " $0; exit 1 }
-		if ($3 !~ /^[0-9]+$/ || $3 <= 0) { print "bad msgs/s: " $0; exit 1 }
-		if ($4 !~ paths) { print "bad path: " $0; exit 1 }
-	}
-	END { if (row != split(sizes, w, ",")) { print "rows: " row; exit 1 } }' "$out"
+	check_bw "$sizes" pair
 	echo "rmq_bw shm: ok"
+	;;
+pattern)
+	pattern=$3 sizes=64,1024,1048576
+	timeout 120 "$bin" --local -p shm --pattern "$pattern" -S "$sizes" \
+		-I 20 --csv >"$out"
+	cat "$out"
+	check_bw "$sizes" "$pattern"
+	echo "rmq_bw --pattern $pattern shm: ok"
+	;;
+fanout)
+	timeout 240 "$bin" --local -p shm -n 1,2 -M 2000 --csv >"$out"
+	cat "$out"
+	awk -F, '
+	NR == 1 { if ($0 != "mode,n,size,msgs,msgs_per_s,copies_per_s,mbps,pub_cpu_ns,sub_cpu_ns,rate_vs_n1,cpu_vs_n1,dropped") { print "header: " $0; exit 1 }; next }
+	{
+		split("push,1 push,2 log,1 log,2", want, " ")
+		row++
+		if (NF != 12) { print "fields: " $0; exit 1 }
+		if ($1 "," $2 != want[row]) { print "row " row ": " $1 "," $2 " != " want[row]; exit 1 }
+		if ($3 != 64 || $4 != 2000) { print "size/msgs: " $0; exit 1 }
+		if ($5 == "n/a" && $1 == "log") {
+			for (i = 6; i <= 12; i++)
+				if ($i != "-") { print "half an n/a: " $0; exit 1 }
+			next
+		}
+		for (i = 5; i <= 11; i++)
+			if ($i !~ /^[0-9.]+$/ || $i <= 0) { print "bad field " i ": " $0; exit 1 }
+		if ($2 == 1 && ($10 != "1.000" || $11 != "1.000")) { print "N=1 ratio: " $0; exit 1 }
+		if ($12 != "0") { print "dropped: " $0; exit 1 }
+	}
+	END { if (row != 4) { print "rows: " row; exit 1 } }' "$out"
+	echo "rmq_fanout shm: ok"
 	;;
 path)
 	path=$3 sizes=64,65536
@@ -61,7 +112,7 @@ path)
 	echo "rmq_pingpong --path $path shm: ok"
 	;;
 *)
-	echo "usage: $0 bw RMQ_BW | path RMQ_PINGPONG PATH" >&2
+	echo "usage: $0 bw RMQ_BW | pattern RMQ_BW PATTERN | fanout RMQ_FANOUT_BIN | path RMQ_PINGPONG PATH" >&2
 	exit 2
 	;;
 esac

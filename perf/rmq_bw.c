@@ -10,6 +10,18 @@
  * what the receiver has really taken, which a one-way stream without it
  * would count.
  *
+ * --pattern picks the sockets the messages travel on: pair (default) sends
+ * them and the acks on one PAIR; pushpull sends them from a PUSH to a PULL
+ * and pubsub from a PUB (RMQ_NODROP=1: it waits instead of dropping) to a
+ * SUB subscribed to everything, and as neither PULL nor SUB can send, the
+ * plans and acks go on a second pair of sockets, a PAIR (rmq_perf.h).
+ *
+ * Each side also reads its process CPU clock (CLOCK_PROCESS_CPUTIME_ID,
+ * every thread) over the timed rounds: the receiving side from the start of
+ * the first timed round to its last ack, which carries the figure back; the
+ * sending side from its first timed send to that ack.  Per message: CPU ns
+ * / (window * iters).  A busy-polling side counts its spinning too.
+ *
  * Roles as rmq_pingpong: the sending side measures and sends the plans;
  * under mpirun rank 0 binds and sends, rank 1 connects and receives;
  * --server receives, --connect sends; --local forks both, pinned.
@@ -33,8 +45,26 @@
 #include "rmq_perf.h"
 
 #define PLAN_MAGIC    0x57424d52u /* "RMBW" */
-#define BW_CSV_HEADER "size,mbps,msgs_per_s,path"
-#define ACK_SIZE      8
+/* The old columns first, so readers of the first four still work. */
+#define BW_CSV_HEADER                                                        \
+	"size,mbps,msgs_per_s,path,pattern,snd_cpu_ns,rcv_cpu_ns,dropped"
+#define MEMCPY_CSV_HEADER "size,mbps,msgs_per_s,path"
+#define ACK_SIZE          8
+/* The last ack of a size: round, receiver's CPU ns over the timed rounds. */
+#define LAST_ACK_SIZE 16
+/* ms a receiving PULL or SUB waits for a message before it says so. */
+#define DATA_TIMEOUT 60000
+
+/* --pattern: the data sockets (sending side, receiving side). */
+static const struct pattern {
+	const char *name;
+	bool        data; /* a second pair for the messages */
+	int         type[2];
+} patterns[] = {
+    {"pair", false, {RMQ_PAIR, RMQ_PAIR}},
+    {"pushpull", true, {RMQ_PUSH, RMQ_PULL}},
+    {"pubsub", true, {RMQ_PUB, RMQ_SUB}},
+};
 
 /* --memcpy: seconds per size, and the largest pool (per direction). */
 #define MEMCPY_SECONDS 0.25
@@ -42,6 +72,7 @@
 
 struct opts {
 	struct rmq_perf_role role;
+	const struct pattern *pattern;
 	bool                 csv, memcpy_only;
 	int                  iters, warmup, window;
 	size_t               sizes[PP_MAX_SIZES];
@@ -56,6 +87,7 @@ usage(FILE *f)
 	        "[-S SIZE[,SIZE...]|all] [-I ITER] [-W WINDOW]\n"
 	        "              [--warmup N] [--csv] [--rndv read|send|write|seg]"
 	        "\n"
+	        "              [--pattern pair|pushpull|pubsub]\n"
 	        "              [--path auto|inject|eager|ring|rndv_read|"
 	        "rndv_write|rndv_send|seg]\n"
 	        "              [--server [-B HOST] [-P PORT] | "
@@ -66,28 +98,53 @@ usage(FILE *f)
 	        "(default 100 up to 64 KiB, 20 above) after --warmup rounds "
 	        "(10, 2).  Under\n"
 	        "mpirun -np 2 no role option is needed (rank 0 binds and "
-	        "sends).  --memcpy\n"
+	        "sends).\n"
+	        "--pattern: the messages go PAIR -> PAIR (default), PUSH -> "
+	        "PULL or PUB -> SUB\n"
+	        "(no drop, subscribed to everything); for the last two the "
+	        "plans and acks go on\n"
+	        "a second pair, a PAIR, and the sending side binds the data "
+	        "socket on an\n"
+	        "ephemeral port of -B HOST (127.0.0.1), also with --connect.  "
+	        "snd/rcv ns: each\n"
+	        "side's process CPU time over the timed rounds / messages.\n"
+	        "--memcpy "
 	        "measures one core's memcpy() bandwidth instead, through "
-	        "buffers larger than\n"
-	        "the last-level cache, pinned to the first of --cpus (with "
+	        "buffers\n"
+	        "larger than the last-level cache, pinned to the first of --cpus (with "
 	        "--csv: a memcpy\n"
 	        "row, then a memcpy_hot row of the same 2 buffers every time, "
 	        "per size).\n");
 }
 
+/* One size's figures, as the sending side has them at the end. */
+struct result {
+	size_t      size;
+	int         iters;
+	double      us;      /* first timed send .. last ack */
+	uint64_t    snd_cpu; /* ns, this process */
+	uint64_t    rcv_cpu; /* ns, as the last ack says */
+	uint64_t    dropped; /* rmq_stats().dropped of the data socket */
+	const char *path;
+};
+
 static void
-report(const struct opts *o, size_t size, int iters, double us,
-       const char *path)
+report(const struct opts *o, const struct result *r)
 {
-	double msgs = (double) iters * o->window;
-	double mbps = us > 0 ? (double) size * msgs / us : 0;
-	double mps  = us > 0 ? msgs * 1e6 / us : 0;
+	double msgs = (double) r->iters * o->window;
+	double mbps = r->us > 0 ? (double) r->size * msgs / r->us : 0;
+	double mps  = r->us > 0 ? msgs * 1e6 / r->us : 0;
+	double snd  = (double) r->snd_cpu / msgs;
+	double rcv  = (double) r->rcv_cpu / msgs;
 
 	if (o->csv)
-		printf("%zu,%.2f,%.0f,%s\n", size, mbps, mps, path);
+		printf("%zu,%.2f,%.0f,%s,%s,%.1f,%.1f,%llu\n", r->size, mbps,
+		       mps, r->path, o->pattern->name, snd, rcv,
+		       (unsigned long long) r->dropped);
 	else
-		printf("  %10zu %6d %6d %12.2f %12.0f  %s\n", size, iters,
-		       o->window, mbps, mps, path);
+		printf("  %10zu %6d %6d %12.2f %12.0f %9.1f %9.1f  %s%s\n",
+		       r->size, r->iters, o->window, mbps, mps, snd, rcv,
+		       r->path, r->dropped != 0 ? " (DROPPED)" : "");
 	fflush(stdout);
 }
 
@@ -95,30 +152,63 @@ static void
 report_skip(const struct opts *o, size_t size, int iters, const char *path)
 {
 	if (o->csv)
-		printf("%zu,-,-,%s\n", size, path);
+		printf("%zu,-,-,%s,%s,-,-,-\n", size, path, o->pattern->name);
 	else
-		printf("  %10zu %6d %6d %12s %12s  %s (cannot carry)\n", size,
-		       iters, o->window, "-", "-", path);
+		printf("  %10zu %6d %6d %12s %12s %9s %9s  %s (cannot carry)\n",
+		       size, iters, o->window, "-", "-", "-", "-", path);
 	fflush(stdout);
 }
 
-/* Receiving side, one size: a window per round, then the ack. */
+/*
+ * Receiving side, one size: a window per round, then the ack, on the
+ * control socket; the last ack carries the CPU time of the timed rounds.
+ */
 static int
-receive_rounds(rmq_socket *s, const struct rmq_perf_plan *p, uint8_t *rbuf,
-               uint8_t *sbuf)
+receive_rounds(struct rmq_perf_side *side, const struct rmq_perf_plan *p,
+               uint8_t *rbuf, uint8_t *sbuf)
 {
-	uint64_t i, j;
-	ssize_t  rc;
+	rmq_socket *d   = side->data != NULL ? side->data : side->s;
+	uint64_t    ack[2], i, j, cpu0 = pp_cpu_ns();
+	size_t      len;
+	ssize_t     rc;
+	int         cur = -1;
+	size_t      plen = sizeof(cur);
 
 	(void) sbuf;
+	/* The plan set the control socket's path; the data socket too. */
+	if (side->data != NULL && p->path != RMQ_PERF_PATH_UNSET &&
+	    (rmq_getopt(d, RMQ_PATH, &cur, &plen) != 0 || cur != p->path)) {
+		cur = p->path;
+		rc  = rmq_setopt(d, RMQ_PATH, &cur, sizeof(cur));
+		if (rc != 0)
+			return rmq_perf_die("--path on the data socket", rc);
+	}
 	for (i = 0; i < p->iters; i++) {
+		if (i == p->warmup)
+			cpu0 = pp_cpu_ns();
 		for (j = 0; j < p->window; j++) {
-			rc = rmq_recv(s, rbuf, p->size, 0);
+			rc = rmq_recv(d, rbuf, p->size, 0);
+			if (rc == -RMQ_EAGAIN && side->data != NULL) {
+				fprintf(stderr, "rmq_bw: %llu B: round %llu: "
+				        "nothing for %d s after %llu of %u "
+				        "messages\n",
+				        (unsigned long long) p->size,
+				        (unsigned long long) i,
+				        DATA_TIMEOUT / 1000,
+				        (unsigned long long) j, p->window);
+				return 1;
+			}
 			if (rc < 0 || (size_t) rc != p->size)
 				return rmq_perf_die("recv",
 				                    rc < 0 ? rc : -EPROTO);
 		}
-		rc = rmq_send(s, &i, ACK_SIZE, 0);
+		ack[0] = i;
+		len    = ACK_SIZE;
+		if (i + 1 == p->iters) {
+			ack[1] = pp_cpu_ns() - cpu0;
+			len    = LAST_ACK_SIZE;
+		}
+		rc = rmq_send(side->s, ack, len, 0);
 		if (rc < 0)
 			return rmq_perf_die("send ack", rc);
 	}
@@ -128,8 +218,13 @@ receive_rounds(rmq_socket *s, const struct rmq_perf_plan *p, uint8_t *rbuf,
 static int
 receiver(struct rmq_perf_side *side, void *arg)
 {
+	int tmo = DATA_TIMEOUT;
+
 	(void) arg;
-	return rmq_perf_follow(side->s, PLAN_MAGIC, receive_rounds);
+	/* A PULL or SUB that waits for ever would hide a lost message. */
+	if (side->data != NULL)
+		rmq_setopt(side->data, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
+	return rmq_perf_follow_side(side, PLAN_MAGIC, receive_rounds);
 }
 
 /* Sending side: one window per round, then the ack; time the rounds. */
@@ -142,15 +237,18 @@ sender(struct rmq_perf_side *side, void *arg)
 	                          .reply  = ACK_SIZE,
 	                          .path   = o->role.path};
 	struct rmq_stats     st0, st1;
+	struct result        res;
 	rmq_socket          *s  = side->s;
+	rmq_socket          *d  = side->data != NULL ? side->data : side->s;
 	uint8_t             *sb = NULL;
-	uint64_t             ack;
+	uint64_t             ack[2], cpu0 = 0;
 	double               t0 = 0;
 	size_t               max = sizeof(p), size;
 	ssize_t              rc;
 	char                 prov[64] = "";
 	size_t               plen     = sizeof(prov);
 	const char          *forced   = rmq_perf_path_label(o->role.path);
+	char                 how[64];
 	int                  k, i, j, iters, warm, skip, ret = 1;
 
 	for (k = 0; k < o->nsizes; k++)
@@ -159,18 +257,27 @@ sender(struct rmq_perf_side *side, void *arg)
 	sb = malloc(max);
 	if (sb == NULL)
 		goto out;
-	rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &plen);
+	rmq_getopt(d, RMQ_PROVIDER_NAME, prov, &plen);
+	if (side->data != NULL)
+		snprintf(how, sizeof(how), "%s -> %s, acks on a PAIR",
+		         rmq_perf_type_name(o->pattern->type[0]),
+		         rmq_perf_type_name(o->pattern->type[1]));
+	else
+		snprintf(how, sizeof(how), "PAIR");
 	if (o->csv)
 		printf(BW_CSV_HEADER "\n");
 	else
-		printf("# rmq_bw %s: provider %s, %s, path %s\n"
+		printf("# rmq_bw %s: provider %s, %s, path %s, pattern %s (%s)"
+		       "\n"
 		       "# MB/s = size * window * iters / time (1 MB = 10^6 B), "
 		       "one %d B ack per window\n"
-		       "# %10s %6s %6s %12s %12s  %s\n",
+		       "# snd/rcv ns = process CPU time of that side over the "
+		       "timed rounds / messages\n"
+		       "# %10s %6s %6s %12s %12s %9s %9s  %s\n",
 		       rmq_version(), prov, side->what,
 		       o->role.path == RMQ_PERF_PATH_UNSET ? "by size" : forced,
-		       ACK_SIZE, "size", "iters", "window", "MB/s", "msgs/s",
-		       "path");
+		       o->pattern->name, how, ACK_SIZE, "size", "iters",
+		       "window", "MB/s", "msgs/s", "snd ns", "rcv ns", "path");
 	if (side->path_err != 0)
 		fprintf(stderr, "rmq_bw: --path %s: %s; every size skipped\n",
 		        forced, rmq_strerror(side->path_err));
@@ -181,9 +288,10 @@ sender(struct rmq_perf_side *side, void *arg)
 		warm  = o->warmup >= 0 ? o->warmup : size <= 65536 ? 10 : 2;
 		skip  = side->path_err;
 		if (skip == 0) {
-			p.cmd   = RMQ_PERF_CMD_SIZE;
-			p.size  = size;
-			p.iters = (uint64_t) (iters + warm);
+			p.cmd    = RMQ_PERF_CMD_SIZE;
+			p.size   = size;
+			p.iters  = (uint64_t) (iters + warm);
+			p.warmup = (uint32_t) warm;
 			rc      = rmq_perf_plan_send(s, &p, sb, size, &skip);
 			if (rc < 0) {
 				rmq_perf_die("plan", rc);
@@ -199,32 +307,51 @@ sender(struct rmq_perf_side *side, void *arg)
 			continue;
 		}
 		pp_fill(sb, size, (uint64_t) k);
+		res.rcv_cpu = 0;
 		for (i = 0; i < warm + iters; i++) {
 			if (i == warm) {
-				rmq_stats(s, &st0);
-				t0 = pp_now_us();
+				rmq_stats(d, &st0);
+				t0   = pp_now_us();
+				cpu0 = pp_cpu_ns();
 			}
 			for (j = 0; j < o->window; j++) {
-				rc = rmq_send(s, sb, size, 0);
+				rc = rmq_send(d, sb, size, 0);
 				if (rc < 0) {
 					rmq_perf_die("send", rc);
 					goto out;
 				}
 			}
-			rc = rmq_recv(s, &ack, sizeof(ack), 0);
+			/* The data socket progresses while the ack comes. */
+			rc = side->data != NULL ? rmq_perf_wait_in(s, d, -1)
+			                        : 0;
+			if (rc >= 0)
+				rc = rmq_recv(s, ack, sizeof(ack), 0);
 			if (rc < 0) {
 				rmq_perf_die("recv ack", rc);
 				goto out;
 			}
-			if (rc != ACK_SIZE || ack != (uint64_t) i) {
+			if (rc != (i + 1 == warm + iters ? LAST_ACK_SIZE
+			                                 : ACK_SIZE) ||
+			    ack[0] != (uint64_t) i) {
 				fprintf(stderr, "rmq_bw: %zu B: bad ack\n",
 				        size);
 				goto out;
 			}
 		}
-		rmq_stats(s, &st1);
-		report(o, size, iters, pp_now_us() - t0,
-		       rmq_path_name(rmq_perf_main_path(&st0, &st1)));
+		res.us      = pp_now_us() - t0;
+		res.snd_cpu = pp_cpu_ns() - cpu0;
+		res.rcv_cpu = ack[1];
+		rmq_stats(d, &st1);
+		res.size    = size;
+		res.iters   = iters;
+		res.dropped = st1.dropped - st0.dropped;
+		res.path    = rmq_path_name(rmq_perf_main_path(&st0, &st1));
+		if (res.dropped != 0)
+			fprintf(stderr, "rmq_bw: %zu B: the %s dropped %llu "
+			        "messages (rmq_stats), with RMQ_NODROP=1\n",
+			        size, rmq_perf_type_name(o->pattern->type[0]),
+			        (unsigned long long) res.dropped);
+		report(o, &res);
 	}
 	p.cmd   = RMQ_PERF_CMD_DONE;
 	p.size  = 0;
@@ -286,7 +413,7 @@ memcpy_bw(const struct opts *o)
 	pp_fill(src, pool, 1);
 	memset(dst, 0, pool);
 	if (o->csv)
-		printf(BW_CSV_HEADER "\n");
+		printf(MEMCPY_CSV_HEADER "\n");
 	else
 		printf("# rmq_bw --memcpy: memcpy() on one core (CPU %d), "
 		       "%.2f s per size\n"
@@ -362,10 +489,12 @@ main(int argc, char **argv)
 	    {"csv", no_argument, NULL, 'v'},
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"memcpy", no_argument, NULL, 'm'},
+	    {"pattern", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct opts o = {.role   = {.prov = "shm",
+	struct opts o = {.pattern = &patterns[0],
+	                 .role   = {.prov = "shm",
 	                            .host = "127.0.0.1",
 	                            .port = -1,
 	                            .salt = 0x6277, /* "bw" */
@@ -375,6 +504,7 @@ main(int argc, char **argv)
 	                 .warmup = -1,
 	                 .window = 64};
 	int         c, rc;
+	size_t      t;
 
 	rmq_perf_prog = "rmq_bw";
 	pp_parse_sizes("all", o.sizes, &o.nsizes);
@@ -412,6 +542,18 @@ main(int argc, char **argv)
 		case 'm':
 			o.memcpy_only = true;
 			break;
+		case 't':
+			for (t = 0; t < sizeof(patterns) / sizeof(patterns[0]);
+			     t++)
+				if (strcmp(optarg, patterns[t].name) == 0)
+					break;
+			if (t == sizeof(patterns) / sizeof(patterns[0])) {
+				fprintf(stderr, "rmq_bw: bad --pattern %s "
+				        "(pair, pushpull, pubsub)\n", optarg);
+				return 2;
+			}
+			o.pattern = &patterns[t];
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -422,6 +564,9 @@ main(int argc, char **argv)
 	}
 	if (o.memcpy_only)
 		return memcpy_bw(&o);
+	o.role.data         = o.pattern->data;
+	o.role.data_type[0] = o.pattern->type[0];
+	o.role.data_type[1] = o.pattern->type[1];
 	rc = rmq_perf_run(&o.role, sender, receiver, &o);
 	if (rc == 2)
 		usage(stderr);

@@ -236,8 +236,15 @@ rmq_perf_plan_ack(rmq_socket *s, const struct rmq_perf_plan *p, void *buf,
 	return rc < 0 ? (int) rc : 0;
 }
 
-int
-rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds)
+/* What follow() calls per size: one of the two kinds of rounds. */
+struct follow_fn {
+	rmq_perf_rounds_fn      plain;
+	rmq_perf_side_rounds_fn side;
+	struct rmq_perf_side   *arg;
+};
+
+static int
+follow(rmq_socket *s, uint32_t magic, const struct follow_fn *fn)
 {
 	struct rmq_perf_plan p;
 	uint8_t             *rbuf = NULL, *sbuf = NULL;
@@ -278,13 +285,189 @@ rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds)
 		}
 		if (skip != 0)
 			continue;
-		rc = rounds(s, &p, rbuf, sbuf);
+		rc = fn->plain != NULL ? fn->plain(s, &p, rbuf, sbuf)
+		                       : fn->side(fn->arg, &p, rbuf, sbuf);
 		if (rc != 0)
 			break;
 	}
 	free(rbuf);
 	free(sbuf);
 	return rc;
+}
+
+int
+rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds)
+{
+	const struct follow_fn fn = {.plain = rounds};
+
+	return follow(s, magic, &fn);
+}
+
+int
+rmq_perf_follow_side(struct rmq_perf_side *side, uint32_t magic,
+                     rmq_perf_side_rounds_fn rounds)
+{
+	const struct follow_fn fn = {.side = rounds, .arg = side};
+
+	return follow(side->s, magic, &fn);
+}
+
+int
+rmq_perf_wait_in(rmq_socket *s, rmq_socket *also, long timeout_ms)
+{
+	rmq_pollitem it[2] = {{.socket = s, .events = RMQ_POLLIN},
+	                      {.socket = also, .events = 0}};
+	int          rc;
+
+	do
+		rc = rmq_poll(it, also != NULL ? 2 : 1, timeout_ms);
+	while (rc > 0 && !(it[0].revents & RMQ_POLLIN));
+	if (rc == 0)
+		rc = -RMQ_EAGAIN;
+	return rc < 0 ? rc : 0;
+}
+
+const char *
+rmq_perf_type_name(int type)
+{
+	switch (type) {
+	case RMQ_PAIR:
+		return "PAIR";
+	case RMQ_PUB:
+		return "PUB";
+	case RMQ_SUB:
+		return "SUB";
+	case RMQ_REQ:
+		return "REQ";
+	case RMQ_REP:
+		return "REP";
+	case RMQ_PUSH:
+		return "PUSH";
+	case RMQ_PULL:
+		return "PULL";
+	default:
+		return "?";
+	}
+}
+
+/*
+ * The data sockets' hand-shake on the control pair: the measuring side's
+ * endpoint one way, "connected" the other (rmq_perf.h).
+ */
+#define DATA_MAGIC 0x41544144u /* "DATA" */
+
+struct data_msg {
+	uint32_t magic;
+	int32_t  err;     /* the other side: 0, or why it could not connect */
+	char     ep[248]; /* the measuring side: its data endpoint */
+};
+
+/* Options both data sockets get; the SUB subscribes before it connects. */
+static int
+data_socket(const struct rmq_perf_role *r, rmq_ctx *ctx, int type,
+            rmq_socket **out)
+{
+	rmq_socket *s;
+	int         rc, one = 1, linger = 5000, cto = 30000;
+
+	rc = rmq_socket_open(ctx, type, &s);
+	if (rc != 0)
+		return rc;
+	*out = s;
+	rmq_setopt(s, RMQ_LINGER, &linger, sizeof(linger));
+	rmq_setopt(s, RMQ_CONNECT_TIMEOUT, &cto, sizeof(cto));
+	if (r->rndv != 0)
+		rc = rmq_setopt(s, RMQ_RNDV_PATH, &r->rndv, sizeof(r->rndv));
+	/* A benchmark counts every message: a PUB waits, never drops. */
+	if (rc == 0 && type == RMQ_PUB)
+		rc = rmq_setopt(s, RMQ_NODROP, &one, sizeof(one));
+	if (rc == 0 && type == RMQ_SUB)
+		rc = rmq_setopt(s, RMQ_SUBSCRIBE, "", 0);
+	return rc;
+}
+
+/* Set the forced path on a data socket, after bind/connect. */
+static void
+data_path(const struct rmq_perf_role *r, rmq_socket *d, bool measuring,
+          struct rmq_perf_side *side)
+{
+	int rc;
+
+	if (r->path == RMQ_PERF_PATH_UNSET)
+		return;
+	rc = rmq_setopt(d, RMQ_PATH, &r->path, sizeof(r->path));
+	if (rc != 0 && measuring && side->path_err == 0)
+		side->path_err = rc;
+	else if (rc != 0 && !measuring && !r->quiet)
+		fprintf(stderr, "%s: --path %s on the %s: %s\n", rmq_perf_prog,
+		        rmq_perf_path_label(r->path),
+		        rmq_perf_type_name(r->data_type[1]), rmq_strerror(rc));
+}
+
+/* Measuring side: bind, tell, wait until the other side is connected. */
+static int
+data_bind(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
+          struct rmq_perf_side *side)
+{
+	struct data_msg m = {.magic = DATA_MAGIC};
+	char            ep[256];
+	size_t          len = sizeof(m.ep);
+	ssize_t         rc;
+
+	rc = data_socket(r, ctx, r->data_type[0], &side->data);
+	if (rc != 0)
+		return rmq_perf_die("data socket", rc);
+	snprintf(ep, sizeof(ep), "%s://%s:0", r->prov, r->host);
+	rc = rmq_bind(side->data, ep);
+	if (rc != 0)
+		return rmq_perf_die("bind data socket", rc);
+	data_path(r, side->data, true, side);
+	rc = rmq_getopt(side->data, RMQ_LAST_ENDPOINT, m.ep, &len);
+	if (rc == 0)
+		rc = rmq_send(ctl, &m, sizeof(m), 0);
+	/* The data socket answers the other side's handshake meanwhile. */
+	if (rc >= 0)
+		rc = rmq_perf_wait_in(ctl, side->data, -1);
+	if (rc >= 0)
+		rc = rmq_recv(ctl, &m, sizeof(m), 0);
+	if (rc < 0)
+		return rmq_perf_die("data hand-shake", rc);
+	if ((size_t) rc != sizeof(m) || m.magic != DATA_MAGIC)
+		return rmq_perf_die("data hand-shake", -RMQ_EPROTO);
+	if (m.err != 0) {
+		fprintf(stderr, "%s: the %s could not connect: %s\n",
+		        rmq_perf_prog, rmq_perf_type_name(r->data_type[1]),
+		        rmq_strerror(m.err));
+		return 1;
+	}
+	return 0;
+}
+
+/* Other side: take the endpoint, connect, say so (or why not). */
+static int
+data_connect(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
+             struct rmq_perf_side *side)
+{
+	struct data_msg m;
+	ssize_t         rc;
+	int             err;
+
+	rc = rmq_recv(ctl, &m, sizeof(m), 0);
+	if (rc < 0)
+		return rmq_perf_die("data hand-shake", rc);
+	if ((size_t) rc != sizeof(m) || m.magic != DATA_MAGIC)
+		return rmq_perf_die("data hand-shake", -RMQ_EPROTO);
+	m.ep[sizeof(m.ep) - 1] = '\0';
+	err = data_socket(r, ctx, r->data_type[1], &side->data);
+	if (err == 0)
+		err = rmq_connect(side->data, m.ep);
+	if (err == 0)
+		data_path(r, side->data, false, side);
+	m.err = err;
+	rc    = rmq_send(ctl, &m, sizeof(m), 0);
+	if (err != 0)
+		return rmq_perf_die("data socket", err);
+	return rc < 0 ? rmq_perf_die("data hand-shake", rc) : 0;
 }
 
 /* One side of the run.  notify_fd: where a port-0 bind tells its address. */
@@ -344,9 +527,14 @@ run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,
 		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
 		fprintf(stderr, "%s: listening on %s\n", rmq_perf_prog, ep);
 	}
+	if (r->data && (measuring ? data_bind(r, ctx, s, &side)
+	                          : data_connect(r, ctx, s, &side)) != 0)
+		goto out;
 	side.s = s;
 	ret    = fn(&side, arg);
 out:
+	if (side.data != NULL)
+		rmq_close(side.data);
 	if (s != NULL)
 		rmq_close(s);
 	rmq_ctx_destroy(ctx);

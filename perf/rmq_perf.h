@@ -4,6 +4,15 @@
  * socket options both sides set, and the plan exchange that tells the
  * other side what comes next.
  *
+ * A benchmark may ask for a second pair of sockets, the data sockets (role
+ * .data): the plans and acks then travel on the first pair, a PAIR (the
+ * control sockets), and the timed messages on the data pair, e.g. PUSH ->
+ * PULL or PUB -> SUB, whose receiving end cannot send.  The measuring side
+ * binds its data socket on an ephemeral port of HOST (-B: 127.0.0.1 unless
+ * given, also under --connect), tells the other side over the control
+ * pair, and returns once that side has connected (a SUB subscribed to
+ * everything first, so the PUB has its filter when it is told).
+ *
  * A forced path (RMQ_PATH) may refuse a size (-RMQ_EMSGSIZE) or the
  * provider (-RMQ_ENOTSUP).  The plan of each size doubles as a probe: the
  * measuring side sends it padded to the size it is about to use, and the
@@ -38,6 +47,8 @@ struct rmq_perf_plan {
 	uint64_t reply;  /* bytes the other side sends back per round */
 	uint32_t window; /* messages per round (1 for ping-pong) */
 	int32_t  path;   /* RMQ_PATH to set, or RMQ_PERF_PATH_UNSET */
+	uint32_t warmup; /* of iters, the untimed rounds first (rmq_bw) */
+	uint32_t spare;  /* 0 */
 };
 
 struct rmq_perf_role {
@@ -47,6 +58,8 @@ struct rmq_perf_role {
 	int         port;    /* -1: 25555, or derived from the job id */
 	unsigned    salt;    /* keeps one program's job port off another's */
 	bool        server, local, quiet, reqrep;
+	bool        data;    /* open data sockets too (data_type) */
+	int         data_type[2]; /* measuring side, other side (RMQ_PUSH..) */
 	int         rndv;    /* 0, or RMQ_RNDV_PATH */
 	int         path;    /* RMQ_PATH, or RMQ_PERF_PATH_UNSET */
 	int         cpus[2]; /* measuring side, other side (--local) */
@@ -54,9 +67,10 @@ struct rmq_perf_role {
 
 /* What one side gets to work with. */
 struct rmq_perf_side {
-	rmq_socket *s;
+	rmq_socket *s;        /* the control socket (PAIR, REQ or REP) */
+	rmq_socket *data;     /* role.data: the data socket, else NULL */
 	const char *what;     /* how it was launched, for the header */
-	int         path_err; /* why this socket refused the forced path */
+	int         path_err; /* why a socket refused the forced path */
 };
 
 typedef int (*rmq_perf_fn)(struct rmq_perf_side *side, void *arg);
@@ -124,6 +138,28 @@ typedef int (*rmq_perf_rounds_fn)(rmq_socket *s,
  * sizes not skipped.  Returns 0 or an exit status.
  */
 int rmq_perf_follow(rmq_socket *s, uint32_t magic, rmq_perf_rounds_fn rounds);
+
+/*
+ * The same, for a side with data sockets: rounds gets the side (plans and
+ * acks on side->s, messages on side->data).
+ */
+typedef int (*rmq_perf_side_rounds_fn)(struct rmq_perf_side *side,
+                                       const struct rmq_perf_plan *p,
+                                       uint8_t *rbuf, uint8_t *sbuf);
+int rmq_perf_follow_side(struct rmq_perf_side *side, uint32_t magic,
+                         rmq_perf_side_rounds_fn rounds);
+
+/*
+ * Wait until s has a message, driving also's progress meanwhile (NULL: none):
+ * with progress.mode inline a socket moves only while its owner calls into
+ * it, and a bound data socket must answer handshakes, a PUB serve reads of
+ * its log, while the benchmark waits on its control socket.  0 when s is
+ * readable, -RMQ_EAGAIN after timeout_ms (-1: never), or an error.
+ */
+int rmq_perf_wait_in(rmq_socket *s, rmq_socket *also, long timeout_ms);
+
+/* "PAIR", "PUSH", ... for headers. */
+const char *rmq_perf_type_name(int type);
 
 /*
  * Open the socket(s), take the role the options or the MPI rank give, run
