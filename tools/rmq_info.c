@@ -44,7 +44,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	        "Usage: rmq_info [-p PROVIDER] [-c FILE] [--pattern pair|reqrep]\n"
+	        "Usage: rmq_info [-p PROVIDER] [-c FILE]\n"
+	        "                [--pattern pair|reqrep|pubsub|pipeline]\n"
 	        "                [--name NAME] [--strict] [-h]\n"
 	        "\n"
 	        "Prints the provider librmq would use, its negotiated\n"
