@@ -2,9 +2,10 @@
  * librmq: ZeroMQ-style messaging over libfabric.
  *
  * This header is the whole public API.  Every function returns 0 (or a
- * size) on success and a negative error code on failure: -errno values
- * (which equal libfabric's -FI_Exxx, so fi_* results pass through) or one of
- * the librmq-only codes below, which start at 256.
+ * size) on success and a negative error code on failure: -errno values,
+ * libfabric's -FI_Exxx (equal to errno below 256, its own from 256 up: so
+ * fi_* results pass through unchanged), or one of the librmq-only codes
+ * below, which start at RMQ_ERRNO_BASE (65536), above both.
  *
  * Threading: a context is thread-safe; a socket is not (as in ZeroMQ), so a
  * socket must be used by one thread at a time.
@@ -35,6 +36,10 @@ typedef struct rmq_ctx    rmq_ctx;
 typedef struct rmq_socket rmq_socket;
 typedef struct rmq_msg    rmq_msg;
 
+/* librmq-only error codes start here: above every errno (< 4096) and
+ * every libfabric FI_E* code (256 to FI_ERRNO_MAX, below 4096). */
+#define RMQ_ERRNO_BASE 65536
+
 /* Error codes.  Functions return the negative value. */
 enum rmq_err {
 	RMQ_OK        = 0,
@@ -49,7 +54,7 @@ enum rmq_err {
 	RMQ_ECONNREFUSED = ECONNREFUSED,
 	RMQ_ETIMEDOUT = ETIMEDOUT, /* connect/handshake timed out */
 	RMQ_ENODEV    = ENODEV,    /* the provider is not on this machine */
-	RMQ_ECLOSED   = 256,       /* the socket or context is closed */
+	RMQ_ECLOSED   = RMQ_ERRNO_BASE, /* the socket or context is closed */
 	RMQ_EFSM,                  /* operation not valid in this state
 	                            * (REQ: send twice; REP: send first) */
 	RMQ_EPROTO,                /* malformed message or handshake */

@@ -96,9 +96,13 @@ rmq_strerror(int err)
 	default:
 		break;
 	}
-	if (err < 256)
+	/* errno below 256; libfabric's own from 256 (it keeps below 4096,
+	 * where errno stops too); ours from RMQ_ERRNO_BASE. */
+	if (err < FI_ERRNO_OFFSET)
 		return strerror(err);
-	return fi_strerror(err);
+	if (err < 4096)
+		return fi_strerror(err);
+	return "unknown librmq error";
 }
 
 /* The rows of lib/paths/ carry these names too (a test holds them equal). */

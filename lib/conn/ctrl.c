@@ -327,7 +327,10 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		if (rc == 0) {
 			rmq_log(RMQ_LOG_ERROR, "%s refused us: %s", p->name,
 			        rj.reason);
-			rc = rj.code > 0 && rj.code < RMQ_ERR_MAX
+			/* an errno, a libfabric code or one of ours */
+			rc = (rj.code > 0 && rj.code < 4096) ||
+			             (rj.code >= RMQ_ERRNO_BASE &&
+			              rj.code < RMQ_ERR_MAX)
 			         ? -(int) rj.code
 			         : -RMQ_EPROTO;
 		}

@@ -1,0 +1,107 @@
+/*
+ * Error codes: librmq's own never collide with an errno or a libfabric
+ * code, and rmq_strerror() names all three families -- checked against
+ * every FI_E* of the installed fi_errno.h (fi_errnos.h is generated from
+ * it at build time by fi_errnos.py).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "checkmain.h"
+#include "fi_errnos.h"
+#include "rmq.h"
+
+static const int own[] = {
+	RMQ_ECLOSED,  RMQ_EFSM,    RMQ_EPROTO, RMQ_EVERSION,
+	RMQ_EPROVIDER, RMQ_EPATTERN, RMQ_ECONFIG, RMQ_EADDR,
+	RMQ_ETRUNC,   RMQ_EPEERFULL,
+};
+#define NOWN ((int) (sizeof(own) / sizeof(own[0])))
+
+/* Every FI_E* is described as libfabric describes it. */
+START_TEST(test_strerror_every_fi_code)
+{
+	int n = 0;
+
+#define X(code)                                                             \
+	ck_assert_msg(strcmp(rmq_strerror(-(code)), fi_strerror(code)) == 0,  \
+	              "%s (%d): rmq_strerror says '%s', fi_strerror '%s'",   \
+	              #code, code, rmq_strerror(-(code)), fi_strerror(code)); \
+	ck_assert_str_eq(rmq_strerror(code), rmq_strerror(-(code)));         \
+	n++;
+	FI_ERRNOS(X)
+#undef X
+	ck_assert_int_ge(n, 20);
+}
+END_TEST
+
+/* No librmq code equals an FI_E* code (nor lies in errno's range). */
+START_TEST(test_own_codes_apart)
+{
+	int i;
+
+	for (i = 0; i < NOWN; i++) {
+		ck_assert_int_ge(own[i], RMQ_ERRNO_BASE);
+		ck_assert_int_lt(own[i], RMQ_ERR_MAX);
+		ck_assert_int_gt(own[i], 4095); /* MAX_ERRNO on Linux */
+#define X(code) ck_assert_int_ne(own[i], code);
+		FI_ERRNOS(X)
+#undef X
+		ck_assert_int_ge(own[i], FI_ERRNO_MAX);
+	}
+	ck_assert_int_eq(RMQ_ERR_MAX - RMQ_ECLOSED, NOWN);
+}
+END_TEST
+
+/* Each of ours has its own text, not libfabric's nor strerror's. */
+START_TEST(test_own_texts)
+{
+	const char *t;
+	int         i, j;
+
+	for (i = 0; i < NOWN; i++) {
+		t = rmq_strerror(-own[i]);
+		ck_assert_str_ne(t, "unknown librmq error");
+		ck_assert_str_ne(t, fi_strerror(own[i]));
+		for (j = 0; j < i; j++)
+			ck_assert_str_ne(t, rmq_strerror(own[j]));
+	}
+	/* what used to collide: FI_ETRUNC was 265 = RMQ_EPEERFULL */
+	ck_assert_str_eq(rmq_strerror(-FI_ETRUNC), fi_strerror(FI_ETRUNC));
+	ck_assert_str_eq(rmq_strerror(-FI_EOTHER), fi_strerror(FI_EOTHER));
+	ck_assert_str_eq(rmq_strerror(RMQ_ERR_MAX), "unknown librmq error");
+}
+END_TEST
+
+/* errno values as strerror(3) gives them; 0 is success. */
+START_TEST(test_errno_texts)
+{
+	static const int e[] = {EAGAIN, EINVAL, ENOMEM, EMSGSIZE, ENOTSUP,
+	                        ECONNRESET, ENOTCONN, ETIMEDOUT, ENODEV};
+	size_t           i;
+
+	for (i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		ck_assert_str_eq(rmq_strerror(-e[i]), strerror(e[i]));
+	ck_assert_str_eq(rmq_strerror(0), "success");
+	ck_assert_int_eq(RMQ_EAGAIN, FI_EAGAIN);
+	ck_assert_int_eq(RMQ_ECONNREFUSED, FI_ECONNREFUSED);
+}
+END_TEST
+
+static Suite *
+errors_suite(void)
+{
+	Suite *s  = suite_create("errors");
+	TCase *tc = tcase_create("unit");
+
+	tcase_add_test(tc, test_strerror_every_fi_code);
+	tcase_add_test(tc, test_own_codes_apart);
+	tcase_add_test(tc, test_own_texts);
+	tcase_add_test(tc, test_errno_texts);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+RMQ_CHECK_MAIN(errors_suite)
