@@ -145,6 +145,10 @@ rmq_poll(rmq_pollitem *items, int nitems, long timeout_ms)
 		goto out;
 	}
 	lock_all(&ps, true);
+	/* Every socket moves once, even when an item is ready already: a
+	 * loop around a readable fd must not starve them. */
+	for (i = 0; i < ps.nr; i++)
+		(void) rmq_reactor_progress_timed(ps.rs[i]);
 	rmq_waiter_init(&w, timeout_ms < 0        ? -1
 	                    : timeout_ms > INT_MAX ? INT_MAX
 	                                           : (int) timeout_ms);

@@ -77,6 +77,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->type         = type;
 	s->path_ops     = rmq_paths;
 	s->on_msg       = rmq_xfer_rx;
+	s->on_live      = rmq_xfer_on_live;
 	s->sndtimeo     = ctx->cfg.sndtimeo_ms;
 	s->rcvtimeo     = ctx->cfg.rcvtimeo_ms;
 	s->linger       = ctx->cfg.linger_ms;
@@ -187,9 +188,10 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 	struct rmq_addr    a;
 	struct sockaddr_in dst = {0}, loc = {0};
 	int64_t            dl;
+	struct rmq_peer   *p = NULL;
 	char               node[64];
 	const char        *nodep = NULL;
-	int                fd    = -1, rc;
+	int                fd    = -1, rc, ms;
 
 	rc = rmq_addr_parse(s->ctx, endpoint, &a);
 	if (rc == 0 && s->prov != NULL && s->prov != a.prov)
@@ -218,9 +220,23 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 		return rc;
 	dl = rmq_deadline(s->connect_ms);
 	rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
+	if (rc == 0)
+		rc = rmq_ctrl_handshake(s, &a, fd, dl, &p);
 	if (rc != 0)
 		return rc;
-	return rmq_ctrl_handshake(s, &a, fd, dl);
+	/*
+	 * The provider's connection both ways before we return, while the
+	 * binder still progresses (it just answered us): else the first
+	 * message, ours or its, may wait until the other side next calls
+	 * in.  Not getting there is not fatal: the first send waits then.
+	 */
+	ms = s->connect_ms < 0 ? 1000
+	                       : (int) ((dl - rmq_now_ns()) / 1000000);
+	if (rmq_xfer_warm(s, p, ms > 1000 ? ms : 1000) != 0)
+		rmq_log(RMQ_LOG_DEBUG, "connect %s: the provider's connection "
+		        "is not up yet", endpoint);
+	rmq_peer_release(s, p);
+	return 0;
 }
 
 /* ---- close ---- */

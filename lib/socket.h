@@ -31,6 +31,7 @@
 struct rmq_ctrl;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
+struct rmq_peer;
 struct rmq_peers;
 struct rmq_rndv;
 struct rmq_rxcache;
@@ -69,6 +70,8 @@ struct rmq_socket {
 	int                nposted;
 	int                slab_hook; /* its after-pass hook (reposting) */
 	/* A fabric message landed in a slab (xfer.c's receive). */
+	/* A peer went LIVE (either side of a handshake; xfer.c's). */
+	void (*on_live)(struct rmq_socket *s, struct rmq_peer *p);
 	void (*on_msg)(struct rmq_socket *s, struct rmq_slab *sl,
 	               uint8_t *buf, size_t len, const uint64_t *data);
 

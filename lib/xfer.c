@@ -160,6 +160,33 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 	return rc;
 }
 
+int
+rmq_xfer_warm(struct rmq_socket *s, struct rmq_peer *p, int timeout_ms)
+{
+	uint8_t           b[RMQ_HDR_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_waiter w;
+	int               rc;
+
+	if (!rmq_peer_usable(p))
+		return -RMQ_ECONNRESET;
+	rmq_hdr_fill(&h, p, RMQ_MT_CREDIT, 0, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_waiter_init(&w, timeout_ms);
+	rmq_peer_hold(p);
+	rc = rmq_tx_small(s, p, &w, b, sizeof(b));
+	if (rc != 0)
+		p->owed += h.credits;
+	rmq_peer_release(s, p);
+	return rc;
+}
+
+void
+rmq_xfer_on_live(struct rmq_socket *s, struct rmq_peer *p)
+{
+	(void) rmq_xfer_warm(s, p, 0);
+}
+
 /* ---- receiving ---- */
 
 void

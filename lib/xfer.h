@@ -23,6 +23,16 @@ void rmq_xfer_init(struct rmq_socket *s);
 /* Send one message to one peer.  Returns 0 or -error. */
 int  rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
                    const struct rmq_out *o, uint32_t msgid, int flags);
+/*
+ * A new peer: an empty CREDIT to it, so that the provider's own
+ * connection (tcp;ofi_rxm's, shm's mapping of its region) comes up during
+ * the handshake and not at the first message -- where it would wait for
+ * the peer to progress.  timeout_ms 0: one try (the provider goes on
+ * connecting); else wait that long for it to go.  0 or -error.
+ */
+int  rmq_xfer_warm(struct rmq_socket *s, struct rmq_peer *p, int timeout_ms);
+/* The socket's on_live: one try of rmq_xfer_warm. */
+void rmq_xfer_on_live(struct rmq_socket *s, struct rmq_peer *p);
 /* A fabric message landed (data: its header as remote CQ data). */
 void rmq_xfer_rx(struct rmq_socket *s, struct rmq_slab *sl, uint8_t *buf,
                  size_t len, const uint64_t *data);

@@ -295,7 +295,7 @@ fail:
 
 int
 rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
-                   int64_t deadline)
+                   int64_t deadline, struct rmq_peer **pp)
 {
 	uint8_t           b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
 	struct rmq_hello  h;
@@ -349,8 +349,14 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		goto out;
 	}
 	rc = peer_start(s, p, fd);
-	if (rc == 0)
-		return peer_wait_ready(s, p, deadline);
+	if (rc == 0) {
+		rc = peer_wait_ready(s, p, deadline);
+		if (rc == 0) {
+			rmq_peer_hold(p);
+			*pp = p;
+		}
+		return rc;
+	}
 out:
 	close(fd);
 	rmq_peer_destroy(s, p); /* still NEW: never counted live */

@@ -60,9 +60,10 @@ bool rmq_ctrl_listening(const struct rmq_socket *s);
  */
 int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
                    int64_t deadline, int *fdp, struct sockaddr_in *local);
-/* The handshake on a dialled channel (fd is consumed): a LIVE peer. */
+/* The handshake on a dialled channel (fd is consumed): a LIVE peer, in
+ * *pp (held: rmq_peer_release it). */
 int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,
-                        int fd, int64_t deadline);
+                        int fd, int64_t deadline, struct rmq_peer **pp);
 /* Tell every peer how many messages we sent it; each acknowledges when
  * all are in. */
 void rmq_ctrl_bye_all(struct rmq_socket *s);

@@ -93,6 +93,8 @@ rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p)
 	s->stats.peers_connected++;
 	if (s->pat->peer_added != NULL)
 		s->pat->peer_added(s->pstate, s, p, p->pat);
+	if (s->on_live != NULL && p->state == RMQ_PEER_LIVE)
+		s->on_live(s, p);
 }
 
 bool
