@@ -227,8 +227,10 @@ START_TEST(test_garbage_handshakes_are_rejected)
 	ck_assert_int_ge(n, 12);
 	ck_assert_int_eq(memcmp(buf, "RMQC", 4), 0);
 	ck_assert_int_eq(buf[5], 2); /* REJECT */
+	/* the code, u32 little-endian */
 	ck_assert_int_eq((uint8_t) buf[8], RMQ_EVERSION & 0xff);
-	ck_assert_int_eq((uint8_t) buf[9], RMQ_EVERSION >> 8);
+	ck_assert_int_eq((uint8_t) buf[9], (RMQ_EVERSION >> 8) & 0xff);
+	ck_assert_int_eq((uint8_t) buf[10], (RMQ_EVERSION >> 16) & 0xff);
 	close(g);
 	close(v);
 	close_all(ctx, s);
