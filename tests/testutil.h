@@ -11,12 +11,15 @@
 
 #include <check.h>
 #include <glob.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -164,6 +167,27 @@ reap(pid_t pid)
 	return WEXITSTATUS(st);
 }
 
+/*
+ * Reap those of the n children in pids that have exited: st[i] is -1
+ * while child i runs, then its status (200 + signal if killed).  Fails the
+ * test at one that exited with a non-zero status.
+ */
+static inline void
+children_check(const pid_t *pids, int *st, int n, const char *what)
+{
+	int i, w;
+
+	for (i = 0; i < n; i++) {
+		if (st[i] != -1 || waitpid(pids[i], &w, WNOHANG) != pids[i])
+			continue;
+		st[i] = WIFEXITED(w) ? WEXITSTATUS(w) : 200 + WTERMSIG(w);
+		if (WIFSIGNALED(w))
+			shm_leftovers(pids[i]);
+		ck_assert_msg(st[i] == 0, "%s: child %d exited with status %d",
+		              what, i, st[i]);
+	}
+}
+
 /* Open a context and a socket of type, connected to ep. */
 static inline void
 open_connected(int type, const char *ep, rmq_ctx **ctx, rmq_socket **s)
@@ -234,6 +258,200 @@ socket_paths(rmq_socket *s, size_t *inj, size_t *eag, int *rndv)
 	ck_assert_int_eq(rmq_getopt(s, RMQ_EAGER_MAX, eag, &len), 0);
 	len = sizeof(int);
 	ck_assert_int_eq(rmq_getopt(s, RMQ_RNDV_PATH, rndv, &len), 0);
+}
+
+/* ---- processes of a test's own: children, pipes, shared counters ---- */
+
+/*
+ * In a child, where ck_assert cannot be used: count a failed check in
+ * fails and say where on stderr.
+ */
+#define CHILD_CHECK(fails, cond, ...)                                     \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			fprintf(stderr, "%s:%d: [%d] ", __FILE__, __LINE__, \
+			        (int) getpid());                          \
+			fprintf(stderr, __VA_ARGS__);                     \
+			fputc('\n', stderr);                              \
+			(fails)++;                                        \
+		}                                                         \
+	} while (0)
+
+typedef int (*child_fn)(void *arg);
+
+/*
+ * Fork a child that runs fn(arg) and exits with its result (0: all its
+ * checks passed).  It dies with the test process and never outlives a
+ * hung test by more than secs.  Fork every child before the test process
+ * makes its first librmq call.
+ */
+static inline pid_t
+spawn_child_secs(child_fn fn, void *arg, unsigned secs)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fails;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(secs);
+		fails = fn(arg);
+		_exit(fails > 99 ? 99 : fails);
+	}
+	return pid;
+}
+
+static inline pid_t
+spawn_child(child_fn fn, void *arg)
+{
+	return spawn_child_secs(fn, arg, 120);
+}
+
+/* Memory that a test and its children share (zeroed). */
+static inline void *
+test_shared(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	return p;
+}
+
+/* One int through a pipe.  pipe_get waits up to ms (-1: forever):
+ * 0, or -1 on timeout, end of file or error. */
+static inline int
+pipe_put(int fd, int v)
+{
+	return write(fd, &v, sizeof(v)) == (ssize_t) sizeof(v) ? 0 : -1;
+}
+
+static inline int
+pipe_get(int fd, int *v, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	return read(fd, v, sizeof(*v)) == (ssize_t) sizeof(*v) ? 0 : -1;
+}
+
+/* An endpoint through a pipe, as one record of EP_LEN bytes (atomic, so
+ * several children may read the same pipe). */
+#define EP_LEN 256
+
+static inline int
+pipe_put_ep(int fd, const char *ep)
+{
+	char rec[EP_LEN] = {0};
+
+	snprintf(rec, sizeof(rec), "%s", ep);
+	return write(fd, rec, sizeof(rec)) == (ssize_t) sizeof(rec) ? 0 : -1;
+}
+
+static inline int
+pipe_get_ep(int fd, char *ep, int ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+
+	if (poll(&pfd, 1, ms) != 1)
+		return -1;
+	if (read(fd, ep, EP_LEN) != EP_LEN)
+		return -1;
+	ep[EP_LEN - 1] = '\0';
+	return 0;
+}
+
+/* A context and an unbound socket, for children: 0 or -error. */
+static inline int
+open_socket(int type, rmq_ctx **ctx, rmq_socket **s)
+{
+	int rc = rmq_ctx_new(ctx, NULL);
+
+	if (rc != 0)
+		return rc;
+	rc = rmq_socket_open(*ctx, type, s);
+	if (rc != 0)
+		rmq_ctx_destroy(*ctx);
+	return rc;
+}
+
+static inline int
+setopt_int(rmq_socket *s, int opt, int v)
+{
+	return rmq_setopt(s, opt, &v, sizeof(v));
+}
+
+static inline int
+getopt_int(rmq_socket *s, int opt)
+{
+	int    v   = -1;
+	size_t len = sizeof(v);
+
+	return rmq_getopt(s, opt, &v, &len) == 0 ? v : -1;
+}
+
+/* CPU time this process has used, in seconds. */
+static inline double
+test_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait until fd is readable while rmq_poll() progresses s (events 0:
+ * handshakes are answered, subscriptions applied, messages land, but none
+ * is taken): 0, or -1 after ms.
+ */
+static inline int
+wait_fd_progress(rmq_socket *s, int fd, int ms)
+{
+	rmq_pollitem it[2];
+	double       end = test_now() + ms / 1e3;
+	int          rc;
+
+	do {
+		it[0] = (rmq_pollitem){.socket = s, .fd = -1, .events = 0};
+		it[1] = (rmq_pollitem){.fd = fd, .events = RMQ_POLLIN};
+		rc    = rmq_poll(it, 2, 100);
+		if (rc < 0) {
+			fprintf(stderr, "rmq_poll: %s\n", rmq_strerror(rc));
+			return -1;
+		}
+		if (it[1].revents != 0)
+			return 0;
+	} while (test_now() < end);
+	return -1;
+}
+
+/*
+ * One int from fd, progressing s meanwhile: 0, or -1 after ms.  Several
+ * processes may read the pipe: one that finds the int taken by another
+ * waits in read(2) for the next.
+ */
+static inline int
+pipe_get_progress(rmq_socket *s, int fd, int *v, int ms)
+{
+	if (wait_fd_progress(s, fd, ms) != 0)
+		return -1;
+	return read(fd, v, sizeof(*v)) == (ssize_t) sizeof(*v) ? 0 : -1;
+}
+
+/*
+ * tcase_add_loop_test, unless $RMQ_TEST_ONLY is set and not part of the
+ * test's name (to run one test of a suite while debugging it).
+ */
+static inline void
+tcase_add_loop_only(TCase *tc, const TTest *t, int from, int to)
+{
+	const char *only = getenv("RMQ_TEST_ONLY");
+
+	if (only == NULL || strstr(t->name, only) != NULL)
+		tcase_add_loop_test(tc, t, from, to);
 }
 
 #endif /* RMQ_TESTUTIL_H */
