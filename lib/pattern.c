@@ -9,6 +9,7 @@
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"
+#include "util.h"
 #include "xfer.h"
 
 struct pat_wait {
@@ -276,4 +277,50 @@ rmq_pat_peer(struct rmq_socket *s, uint32_t id)
 	struct rmq_peer *p = rmq_peer_lookup(s, id);
 
 	return rmq_peer_usable(p) ? p : NULL;
+}
+
+/* ---- ops a pattern may use as they are ---- */
+
+int
+rmq_pat_op_no_send(void *st, struct rmq_socket *s, const struct rmq_out *o,
+                   int flags)
+{
+	RMQ_UNUSED(st);
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(o);
+	RMQ_UNUSED(flags);
+	return -RMQ_ENOTSUP;
+}
+
+int
+rmq_pat_op_no_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+                   int flags)
+{
+	RMQ_UNUSED(st);
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(e);
+	RMQ_UNUSED(flags);
+	return -RMQ_ENOTSUP;
+}
+
+int
+rmq_pat_op_recv_any(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+                    int flags)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_recv_any(s, flags, e);
+}
+
+int
+rmq_pat_op_events_in(void *st, struct rmq_socket *s)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_readable(s) ? RMQ_EV_IN : 0;
+}
+
+int
+rmq_pat_op_events_out(void *st, struct rmq_socket *s)
+{
+	RMQ_UNUSED(st);
+	return rmq_pat_writable(s) ? RMQ_EV_OUT : 0;
 }

@@ -75,4 +75,18 @@ void             rmq_pat_count_drop(struct rmq_socket *s);
 /* p's state (its peer_size block). */
 void            *rmq_pat_peer_state(const struct rmq_peer *p);
 
+/* ---- ops a pattern may use as they are ---- */
+
+/* send / recv of a socket that only receives / only sends: ENOTSUP. */
+int rmq_pat_op_no_send(void *st, struct rmq_socket *s,
+                       const struct rmq_out *o, int flags);
+int rmq_pat_op_no_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+                       int flags);
+/* recv: the next message from any peer (rmq_pat_recv_any). */
+int rmq_pat_op_recv_any(void *st, struct rmq_socket *s, struct rmq_rxent **e,
+                        int flags);
+/* events: RMQ_EV_IN when readable / RMQ_EV_OUT when writable. */
+int rmq_pat_op_events_in(void *st, struct rmq_socket *s);
+int rmq_pat_op_events_out(void *st, struct rmq_socket *s);
+
 #endif /* RMQ_PATTERN_H */

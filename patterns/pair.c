@@ -19,13 +19,6 @@ pair_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 }
 
 static int
-pair_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_recv_any(s, flags, e);
-}
-
-static int
 pair_events(void *st, struct rmq_socket *s)
 {
 	RMQ_UNUSED(st);
@@ -43,6 +36,6 @@ const struct rmq_pattern_ops rmq_pattern_pair = {
 	.max_peers   = 1,
 	.report_lost = true,
 	.send        = pair_send,
-	.recv        = pair_recv,
+	.recv        = rmq_pat_op_recv_any,
 	.events      = pair_events,
 };

@@ -38,47 +38,6 @@ push_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	}
 }
 
-static int
-push_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
-{
-	RMQ_UNUSED(st);
-	RMQ_UNUSED(s);
-	RMQ_UNUSED(e);
-	RMQ_UNUSED(flags);
-	return -RMQ_ENOTSUP;
-}
-
-static int
-push_events(void *st, struct rmq_socket *s)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_writable(s) ? RMQ_EV_OUT : 0;
-}
-
-static int
-pull_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
-{
-	RMQ_UNUSED(st);
-	RMQ_UNUSED(s);
-	RMQ_UNUSED(o);
-	RMQ_UNUSED(flags);
-	return -RMQ_ENOTSUP;
-}
-
-static int
-pull_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_recv_any(s, flags, e);
-}
-
-static int
-pull_events(void *st, struct rmq_socket *s)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_readable(s) ? RMQ_EV_IN : 0;
-}
-
 const struct rmq_pattern_ops rmq_pattern_push = {
 	.type        = RMQ_PUSH,
 	.name        = "push",
@@ -88,8 +47,8 @@ const struct rmq_pattern_ops rmq_pattern_push = {
 	.peer_id     = 0x51,
 	.report_lost = false,
 	.send        = push_send,
-	.recv        = push_recv,
-	.events      = push_events,
+	.recv        = rmq_pat_op_no_recv,
+	.events      = rmq_pat_op_events_out,
 };
 
 const struct rmq_pattern_ops rmq_pattern_pull = {
@@ -100,7 +59,7 @@ const struct rmq_pattern_ops rmq_pattern_pull = {
 	.self_id     = 0x51,
 	.peer_id     = 0x50,
 	.report_lost = false,
-	.send        = pull_send,
-	.recv        = pull_recv,
-	.events      = pull_events,
+	.send        = rmq_pat_op_no_send,
+	.recv        = rmq_pat_op_recv_any,
+	.events      = rmq_pat_op_events_in,
 };

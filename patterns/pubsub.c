@@ -321,30 +321,6 @@ sub_filter(void *stp, const struct rmq_socket *s, const struct rmq_rxent *e)
 	return b == NULL || prefixes_match(&st->subs, b, len);
 }
 
-static int
-sub_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_recv_any(s, flags, e);
-}
-
-static int
-sub_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
-{
-	RMQ_UNUSED(st);
-	RMQ_UNUSED(s);
-	RMQ_UNUSED(o);
-	RMQ_UNUSED(flags);
-	return -RMQ_ENOTSUP;
-}
-
-static int
-sub_events(void *st, struct rmq_socket *s)
-{
-	RMQ_UNUSED(st);
-	return rmq_pat_readable(s) ? RMQ_EV_IN : 0;
-}
-
 static void
 sub_fini(void *stp)
 {
@@ -567,16 +543,6 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 }
 
 static int
-pub_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
-{
-	RMQ_UNUSED(st);
-	RMQ_UNUSED(s);
-	RMQ_UNUSED(e);
-	RMQ_UNUSED(flags);
-	return -RMQ_ENOTSUP;
-}
-
-static int
 pub_events(void *stp, struct rmq_socket *s)
 {
 	struct pub_state *st = stp;
@@ -656,7 +622,7 @@ const struct rmq_pattern_ops rmq_pattern_pub = {
 	.peer_size   = sizeof(struct pub_peer),
 	.fini        = pub_fini,
 	.send        = pub_send,
-	.recv        = pub_recv,
+	.recv        = rmq_pat_op_no_recv,
 	.peer_added  = pub_peer_added,
 	.peer_gone   = pub_peer_gone,
 	.events      = pub_events,
@@ -677,11 +643,11 @@ const struct rmq_pattern_ops rmq_pattern_sub = {
 	.sock_size   = sizeof(struct sub_state),
 	.peer_size   = sizeof(struct sub_peer),
 	.fini        = sub_fini,
-	.send        = sub_send,
-	.recv        = sub_recv,
+	.send        = rmq_pat_op_no_send,
+	.recv        = rmq_pat_op_recv_any,
 	.peer_added  = sub_peer_added,
 	.peer_gone   = sub_peer_gone,
-	.events      = sub_events,
+	.events      = rmq_pat_op_events_in,
 	.setopt      = sub_setopt,
 	.ctrl_rx     = sub_ctrl_rx,
 	.peer_ready  = sub_peer_ready,
