@@ -386,20 +386,6 @@ rmq_stats_locked(rmq_socket *s, struct rmq_stats *st)
 
 /* ---- options ---- */
 
-static int
-opt_int(const void *val, size_t len, int min, int *out)
-{
-	int v;
-
-	if (val == NULL || len != sizeof(int))
-		return -RMQ_EINVAL;
-	memcpy(&v, val, sizeof(v));
-	if (v < min)
-		return -RMQ_EINVAL;
-	*out = v;
-	return 0;
-}
-
 /*
  * An option that changes the path table: once the endpoint is open, the
  * new table must hold (select.c builds it); else the old one stays.
@@ -462,7 +448,7 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 		s->popts.ring_max     = sz;
 		s->popts.ring_max_set = true;
 	} else {
-		rc = opt_int(val, len, -1, &v);
+		rc = rmq_opt_int(val, len, -1, &v);
 		if (rc != 0)
 			return rc;
 		if (opt == RMQ_RNDV_PATH) {
@@ -512,20 +498,20 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 
 	switch (opt) {
 	case RMQ_SNDTIMEO:
-		return opt_int(val, len, -1, &s->sndtimeo);
+		return rmq_opt_int(val, len, -1, &s->sndtimeo);
 	case RMQ_RCVTIMEO:
-		return opt_int(val, len, -1, &s->rcvtimeo);
+		return rmq_opt_int(val, len, -1, &s->rcvtimeo);
 	case RMQ_LINGER:
-		return opt_int(val, len, -1, &s->linger);
+		return rmq_opt_int(val, len, -1, &s->linger);
 	case RMQ_CONNECT_TIMEOUT:
-		return opt_int(val, len, 0, &s->connect_ms);
+		return rmq_opt_int(val, len, 0, &s->connect_ms);
 	case RMQ_SNDHWM:
-		return opt_int(val, len, 1, &s->sndhwm);
+		return rmq_opt_int(val, len, 1, &s->sndhwm);
 	case RMQ_RCVHWM:
 		/* Granted to peers in the handshake: set before connecting. */
 		if (s->peers->n > 0)
 			return -RMQ_EFSM;
-		return opt_int(val, len, 1, &s->rcvhwm);
+		return rmq_opt_int(val, len, 1, &s->rcvhwm);
 	case RMQ_MAXMSGSIZE:
 		if (val == NULL || len != sizeof(int64_t))
 			return -RMQ_EINVAL;
@@ -552,16 +538,6 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 			return s->pat->setopt(s->pstate, s, opt, val, len);
 		return -RMQ_EINVAL;
 	}
-}
-
-static int
-get_int(int v, void *val, size_t *len)
-{
-	if (*len < sizeof(int))
-		return -RMQ_EINVAL;
-	memcpy(val, &v, sizeof(v));
-	*len = sizeof(int);
-	return 0;
 }
 
 static int
@@ -600,9 +576,9 @@ get_table(struct rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_EAGER_MAX:
 		return get_size(t->eager_max, val, len);
 	case RMQ_RNDV_PATH:
-		return get_int(t->rndv_path, val, len);
+		return rmq_opt_get_int(t->rndv_path, val, len);
 	case RMQ_PATH:
-		return get_int(t->force, val, len);
+		return rmq_opt_get_int(t->force, val, len);
 	default: /* RMQ_RING_MAX */
 		return get_size(t->ring ? t->ring_max : 0, val, len);
 	}
@@ -617,21 +593,21 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return -RMQ_EINVAL;
 	switch (opt) {
 	case RMQ_SNDTIMEO:
-		return get_int(s->sndtimeo, val, len);
+		return rmq_opt_get_int(s->sndtimeo, val, len);
 	case RMQ_RCVTIMEO:
-		return get_int(s->rcvtimeo, val, len);
+		return rmq_opt_get_int(s->rcvtimeo, val, len);
 	case RMQ_LINGER:
-		return get_int(s->linger, val, len);
+		return rmq_opt_get_int(s->linger, val, len);
 	case RMQ_CONNECT_TIMEOUT:
-		return get_int(s->connect_ms, val, len);
+		return rmq_opt_get_int(s->connect_ms, val, len);
 	case RMQ_SNDHWM:
-		return get_int(s->sndhwm, val, len);
+		return rmq_opt_get_int(s->sndhwm, val, len);
 	case RMQ_RCVHWM:
-		return get_int(s->rcvhwm, val, len);
+		return rmq_opt_get_int(s->rcvhwm, val, len);
 	case RMQ_TYPE:
-		return get_int(s->type, val, len);
+		return rmq_opt_get_int(s->type, val, len);
 	case RMQ_NPEERS:
-		return get_int(s->peers->nlive, val, len);
+		return rmq_opt_get_int(s->peers->nlive, val, len);
 	case RMQ_MAXMSGSIZE:
 		if (*len < sizeof(int64_t))
 			return -RMQ_EINVAL;
@@ -651,8 +627,8 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return get_table(s, opt, val, len);
 	case RMQ_STRICT:
 		if (s->ep == NULL)
-			return get_int(s->ctx->cfg.strict, val, len);
-		return get_int(s->dom->caps.strict, val, len);
+			return rmq_opt_get_int(s->ctx->cfg.strict, val, len);
+		return rmq_opt_get_int(s->dom->caps.strict, val, len);
 	case RMQ_NAME:
 		return get_str(s->name, val, len);
 	case RMQ_DOMAIN_NAME:
@@ -660,9 +636,9 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		               len);
 	case RMQ_FD:
 		rc = rmq_reactor_fd(&s->reactor);
-		return rc < 0 ? rc : get_int(rc, val, len);
+		return rc < 0 ? rc : rmq_opt_get_int(rc, val, len);
 	case RMQ_EVENTS:
-		return get_int(rmq_sock_events(s, true), val, len);
+		return rmq_opt_get_int(rmq_sock_events(s, true), val, len);
 	default:
 		if (s->pat->getopt != NULL)
 			return s->pat->getopt(s->pstate, s, opt, val, len);

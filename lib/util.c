@@ -202,3 +202,27 @@ rmq_iface_has(const char *iface, struct in_addr addr)
 	freeifaddrs(ifa);
 	return has;
 }
+
+int
+rmq_opt_int(const void *val, size_t len, int min, int *out)
+{
+	int v;
+
+	if (val == NULL || len != sizeof(int))
+		return -RMQ_EINVAL;
+	memcpy(&v, val, sizeof(v));
+	if (v < min)
+		return -RMQ_EINVAL;
+	*out = v;
+	return 0;
+}
+
+int
+rmq_opt_get_int(int v, void *val, size_t *len)
+{
+	if (*len < sizeof(int))
+		return -RMQ_EINVAL;
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(int);
+	return 0;
+}

@@ -36,6 +36,11 @@ int64_t  rmq_now_ns(void);
 int64_t  rmq_deadline(int timeout_ms);
 uint64_t rmq_random64(void);
 
+/* An int socket option in: -RMQ_EINVAL unless len is an int's and the
+ * value is at least min.  Out: into val (*len at least an int's). */
+int  rmq_opt_int(const void *val, size_t len, int min, int *out);
+int  rmq_opt_get_int(int v, void *val, size_t *len);
+
 /* Append name to the ", "-separated list in buf[len] (end at *pos), once. */
 void rmq_list_add(char *buf, size_t len, size_t *pos, const char *name);
 /*

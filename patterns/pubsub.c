@@ -559,20 +559,6 @@ pub_events(void *stp, struct rmq_socket *s)
 }
 
 static int
-opt_int(const void *val, size_t len, int min, int *out)
-{
-	int v;
-
-	if (val == NULL || len != sizeof(int))
-		return -RMQ_EINVAL;
-	memcpy(&v, val, sizeof(v));
-	if (v < min)
-		return -RMQ_EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int
 pub_setopt(void *stp, struct rmq_socket *s, int opt, const void *val,
            size_t len)
 {
@@ -580,34 +566,25 @@ pub_setopt(void *stp, struct rmq_socket *s, int opt, const void *val,
 	int               v, rc;
 
 	RMQ_UNUSED(s);
-	switch (opt) {
-	case RMQ_NODROP:
-		rc = opt_int(val, len, 0, &v);
-		if (rc == 0 && v > 1)
-			rc = -RMQ_EINVAL;
-		if (rc == 0)
-			st->nodrop = v;
-		return rc;
-	default:
+	if (opt != RMQ_NODROP)
 		return -RMQ_EINVAL;
-	}
+	rc = rmq_opt_int(val, len, 0, &v);
+	if (rc == 0 && v > 1)
+		rc = -RMQ_EINVAL;
+	if (rc == 0)
+		st->nodrop = v;
+	return rc;
 }
 
 static int
 pub_getopt(void *stp, struct rmq_socket *s, int opt, void *val, size_t *len)
 {
 	struct pub_state *st = stp;
-	int               v;
 
 	RMQ_UNUSED(s);
 	if (opt != RMQ_NODROP)
 		return -RMQ_EINVAL;
-	v = st->nodrop;
-	if (*len < sizeof(int))
-		return -RMQ_EINVAL;
-	memcpy(val, &v, sizeof(v));
-	*len = sizeof(int);
-	return 0;
+	return rmq_opt_get_int(st->nodrop, val, len);
 }
 
 const struct rmq_pattern_ops rmq_pattern_pub = {
