@@ -4,7 +4,6 @@
  */
 #include "conn/ctrl.h"
 #include "conn/peer.h"
-#include "path_ops.h"
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
@@ -247,9 +246,9 @@ rmq_pat_msg_data(const struct rmq_socket *s, const struct rmq_rxent *e,
                  size_t *len)
 {
 	*len = e->len;
-	if (e->heap != NULL)
-		return e->heap;
-	return s->path_ops[e->path]->fetch == NULL ? e->data : NULL;
+	if (rmq_xfer_to_fetch(s, e))
+		return NULL;
+	return e->heap != NULL ? e->heap : e->data;
 }
 
 int

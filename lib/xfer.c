@@ -256,9 +256,8 @@ rmq_xfer_imm(void *owner, uint64_t data)
 
 /* ---- delivering ---- */
 
-/* Its row still has to fetch e's payload. */
-static bool
-to_fetch(const struct rmq_socket *s, const struct rmq_rxent *e)
+bool
+rmq_xfer_to_fetch(const struct rmq_socket *s, const struct rmq_rxent *e)
 {
 	return s->path_ops[e->path]->fetch != NULL && e->heap == NULL;
 }
@@ -277,7 +276,7 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 	rmq_peer_hold(p);
 	if (e->pull_status != 0) {
 		rc = e->pull_status; /* a background pull failed: lost */
-	} else if (to_fetch(s, e)) {
+	} else if (rmq_xfer_to_fetch(s, e)) {
 		if (msgp != NULL) {
 			m = rmq_msg_new_heap(len);
 			if (m == NULL) {
@@ -339,7 +338,7 @@ rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e)
 	const struct rmq_path_ops *row = s->path_ops[e->path];
 	struct rmq_peer           *p   = e->peer;
 
-	if (to_fetch(s, e) && row->cancel != NULL)
+	if (rmq_xfer_to_fetch(s, e) && row->cancel != NULL)
 		row->cancel(s, e, ECANCELED);
 	s->stats.dropped++;
 	rmq_peer_hold(p);
@@ -363,7 +362,8 @@ rmq_xfer_pull_pending(void *owner)
 		if (p == NULL || p->state == RMQ_PEER_DEAD)
 			continue;
 		for (e = p->q.head; e != NULL; e = e->next) {
-			if (!to_fetch(s, e) || e->pulling || e->pull_status != 0)
+			if (!rmq_xfer_to_fetch(s, e) || e->pulling ||
+			    e->pull_status != 0)
 				continue;
 			e->heap = malloc(e->len ? e->len : 1);
 			if (e->heap == NULL)

@@ -6,6 +6,7 @@
 #ifndef RMQ_XFER_H
 #define RMQ_XFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,6 +45,8 @@ void rmq_xfer_imm(void *owner, uint64_t data);
  */
 ssize_t rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e,
                          void *buf, size_t cap, rmq_msg **msgp);
+/* Must e's row still fetch its payload (it is not here yet)? */
+bool rmq_xfer_to_fetch(const struct rmq_socket *s, const struct rmq_rxent *e);
 /* Discard e (REQ: stale reply).  Frees e; tells a rendezvous sender. */
 void rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e);
 /* Pull queued rendezvous messages into heap buffers, so a sender that

@@ -194,6 +194,18 @@ peer_start(struct rmq_socket *s, struct rmq_peer *p, int fd)
 	return 0;
 }
 
+/* How long a connect waits for the binder's next step: what is left of
+ * its deadline, at least the handshake time (-1: forever). */
+static int
+answer_ms(const struct rmq_socket *s, int64_t deadline)
+{
+	int ms = s->connect_ms < 0
+	             ? -1
+	             : (int) ((deadline - rmq_now_ns()) / 1000000);
+
+	return ms >= 0 && ms < s->handshake_ms ? s->handshake_ms : ms;
+}
+
 struct ready_wait {
 	struct rmq_socket *s;
 	struct rmq_peer   *p;
@@ -223,10 +235,7 @@ peer_wait_ready(struct rmq_socket *s, struct rmq_peer *p, int64_t deadline)
 
 	if (s->pat->peer_ready == NULL)
 		return 0;
-	ms = s->connect_ms < 0 ? -1
-	                       : (int) ((deadline - rmq_now_ns()) / 1000000);
-	if (ms >= 0 && ms < s->handshake_ms)
-		ms = s->handshake_ms;
+	ms = answer_ms(s, deadline);
 	rmq_peer_hold(p);
 	rmq_waiter_init(&w, ms);
 	rc = rmq_wait_until(&s->reactor, &w, 0, peer_is_ready, &rw);
@@ -316,10 +325,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	if (rc != 0)
 		goto out;
 	/* The binding side answers when it next progresses. */
-	ms = s->connect_ms < 0 ? -1
-	                       : (int) ((deadline - rmq_now_ns()) / 1000000);
-	if (ms >= 0 && ms < s->handshake_ms)
-		ms = s->handshake_ms;
+	ms = answer_ms(s, deadline);
 	set_nonblock(fd);
 	rc = read_frame(s, fd, b, ms, &kind, &body);
 	if (rc == 0 && kind == RMQ_CK_REJECT) {
