@@ -76,6 +76,18 @@ ep_del(struct rmq_reactor *r, int fd)
 		(void) epoll_ctl(r->ep_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
+/* The timer of the set, made (and added) at the first need; -1 if not. */
+static int
+tick_open(struct rmq_reactor *r)
+{
+	if (r->tick_fd < 0) {
+		r->tick_fd = timerfd_create(CLOCK_MONOTONIC,
+		                            TFD_NONBLOCK | TFD_CLOEXEC);
+		ep_add(r, r->tick_fd);
+	}
+	return r->tick_fd;
+}
+
 /*
  * The CQ's part of the set: its wait fd, or where the provider has none
  * (shm), a timer that makes the set readable every millisecond so that
@@ -100,9 +112,8 @@ ep_cq(struct rmq_reactor *r, int old_cq_fd)
 		ep_add(r, r->cq_fd);
 		return;
 	}
-	r->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (r->tick_fd >= 0 && timerfd_settime(r->tick_fd, 0, &its, NULL) == 0)
-		ep_add(r, r->tick_fd);
+	if (tick_open(r) >= 0)
+		(void) timerfd_settime(r->tick_fd, 0, &its, NULL);
 }
 
 int
@@ -500,34 +511,35 @@ rmq_reactor_drain(struct rmq_reactor *r)
 	return total;
 }
 
+/* The sources and timers, if a millisecond passed since they last ran. */
+static int
+poll_if_due(struct rmq_reactor *r)
+{
+	int64_t now = rmq_now_ns();
+
+	if (now < r->next_poll)
+		return 0;
+	r->next_poll = now + RMQ_POLL_NS;
+	return poll_round(&r, 1, false, NULL, 0, 0);
+}
+
 int
 rmq_reactor_progress_timed(struct rmq_reactor *r)
 {
-	int     n   = rmq_reactor_drain(r);
-	int64_t now = rmq_now_ns();
+	int n = rmq_reactor_drain(r);
 
-	if (now >= r->next_poll) {
-		r->next_poll = now + RMQ_POLL_NS;
-		n += poll_round(&r, 1, false, NULL, 0, 0);
-	}
-	return n;
+	return n + poll_if_due(r);
 }
 
 int
 rmq_reactor_progress(struct rmq_reactor *r)
 {
-	int     n = rmq_reactor_drain(r);
-	int64_t now;
+	int n = rmq_reactor_drain(r);
 
 	/* The clock costs as much as an empty CQ poll: look every 32nd. */
 	if ((++r->ticks & 31) != 0)
 		return n;
-	now = rmq_now_ns();
-	if (now >= r->next_poll) {
-		r->next_poll = now + RMQ_POLL_NS;
-		n += poll_round(&r, 1, false, NULL, 0, 0);
-	}
-	return n;
+	return n + poll_if_due(r);
 }
 
 /*
@@ -553,12 +565,7 @@ tick_arm(struct rmq_reactor *r, bool traffic)
 	                                                 : r->tick_ms * 2;
 	its.it_value.tv_sec  = r->tick_ms / 1000;
 	its.it_value.tv_nsec = (long) (r->tick_ms % 1000) * 1000000;
-	if (r->tick_fd < 0) {
-		r->tick_fd = timerfd_create(CLOCK_MONOTONIC,
-		                            TFD_NONBLOCK | TFD_CLOEXEC);
-		ep_add(r, r->tick_fd);
-	}
-	if (r->tick_fd >= 0)
+	if (tick_open(r) >= 0)
 		(void) timerfd_settime(r->tick_fd, 0, &its, NULL);
 }
 
