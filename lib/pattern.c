@@ -125,8 +125,7 @@ rmq_pat_sends_room(const struct rmq_socket *s, int n)
 bool
 rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p)
 {
-	return p->state == RMQ_PEER_LIVE && p->credits > 0 &&
-	       s->inflight < s->sndhwm;
+	return rmq_peer_has_credit(p) && s->inflight < s->sndhwm;
 }
 
 int

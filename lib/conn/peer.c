@@ -103,6 +103,12 @@ rmq_peer_usable(const struct rmq_peer *p)
 	return p != NULL && p->state == RMQ_PEER_LIVE;
 }
 
+bool
+rmq_peer_has_credit(const struct rmq_peer *p)
+{
+	return p->state == RMQ_PEER_LIVE && p->credits > 0;
+}
+
 /* The control channel goes: out of the reactor's sight, closed. */
 static void
 chan_close(struct rmq_socket *s, struct rmq_peer *p)
@@ -219,7 +225,7 @@ picked(const struct rmq_peer *p, enum rmq_pick pick)
 	case RMQ_PICK_QUEUED:
 		return p->q.head != NULL;
 	default: /* RMQ_PICK_WRITABLE */
-		return p->state == RMQ_PEER_LIVE && p->credits > 0;
+		return rmq_peer_has_credit(p);
 	}
 }
 

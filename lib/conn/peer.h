@@ -83,6 +83,8 @@ struct rmq_peer *rmq_peer_lookup(struct rmq_socket *s, uint32_t id);
 /* The handshake completed: LIVE; the pattern hears of it. */
 void rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p);
 bool rmq_peer_usable(const struct rmq_peer *p);
+/* LIVE, with a credit: a message may go to it (our own bounds aside). */
+bool rmq_peer_has_credit(const struct rmq_peer *p);
 /* Mark dead: fail its pending operations, keep delivered data. */
 void rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
                    const char *why);
