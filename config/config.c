@@ -86,6 +86,7 @@ static const struct {
 	{ "RMQ_RING_MAX", "thresholds.ring_max" },
 	{ "RMQ_RNDV", "thresholds.rndv" },
 	{ "RMQ_PATH", "thresholds.path" },
+	{ "RMQ_FANOUT_LOG", "thresholds.fanout_log" },
 	{ "RMQ_STRICT", "strict" },
 	{ "RMQ_SPIN_US", "progress.spin_us" },
 };
@@ -305,6 +306,7 @@ section_get(struct rmq_cfg_section *secs, int *n, int max, const char *name,
 	memcpy(sc->name, name, nlen);
 	sc->p.rndv  = -1;
 	sc->p.force = -1;
+	sc->p.fanout_log = -1;
 	return sc;
 }
 

@@ -40,6 +40,8 @@ struct rmq_cfg_paths {
 	size_t ring_max;   /* 0 = inherit */
 	int    rndv;       /* RMQ_PATH_* above the ring/eager limit, -1 inherit */
 	int    force;      /* RMQ_PATH_* for every message, -1 by size */
+	int    fanout_log; /* PUB: subscribers at which the log is used,
+	                    * 0 never, -1 inherit */
 };
 
 /* numa.policy: where slabs and rings are allocated (lib/numa.c). */
@@ -68,6 +70,7 @@ enum rmq_cfg_path_key {
 	RMQ_CFG_PK_RING,       /* ring_max */
 	RMQ_CFG_PK_RNDV,       /* rndv */
 	RMQ_CFG_PK_PATH,       /* path */
+	RMQ_CFG_PK_FANOUT,     /* fanout_log */
 	RMQ_CFG_NPK,
 };
 struct rmq_cfg_section {
@@ -97,6 +100,9 @@ struct rmq_config {
 	int      rndv;           /* thresholds.rndv: RMQ_PATH_*, -1 = row */
 	int      force;          /* thresholds.path: RMQ_PATH_*, -1 = by size */
 	int      tuned;          /* thresholds.tuned: written by rmq_tune */
+	int      fanout_log;     /* thresholds.fanout_log, -1 = provider row */
+	int      fanout_slots;   /* fanout.slots: entries in a PUB's log */
+	size_t   fanout_slot_size; /* fanout.slot_size: bytes per entry */
 	struct rmq_cfg_section sect[RMQ_CFG_SECT_MAX]; /* thresholds.SECTION */
 	int      nsect;
 	int      ring_slots;     /* ring.slots per peer, 0 = no ring */

@@ -264,6 +264,17 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "thresholds.tuned", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
 	    FIELD(tuned),
 	    "true when rmq_tune measured these thresholds on this machine" },
+	{ "thresholds.fanout_log", RMQ_SCHEMA_INT, -1, 64, -1, NULL,
+	    FIELD(fanout_log),
+	    "PUB: subscribers at which each message is written once into a "
+	    "log they read with fi_read (rmq_pubsub(7)); 0 = never; -1 = the "
+	    "provider's value" },
+	{ "fanout.slots", RMQ_SCHEMA_INT, 16, 65536, 1024, NULL,
+	    FIELD(fanout_slots), "entries in a publisher's log" },
+	{ "fanout.slot_size", RMQ_SCHEMA_SIZE, 64, 64 * KiB, 512, NULL,
+	    FIELD(fanout_slot_size),
+	    "bytes per log entry (rounded down to a multiple of 8); a payload "
+	    "over slot_size - 32 is copied into memory registered for it" },
 	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, 64, NULL, FIELD(ring_slots),
 	    "slots in each peer's receive ring; 0 = no ring" },
 	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,
@@ -340,6 +351,9 @@ const struct rmq_schema_key rmq_schema_path_keys[RMQ_CFG_NPK] = {
 	    "path above the ring/eager limit; auto = thresholds.rndv" },
 	{ "path", RMQ_SCHEMA_ENUM, 0, 0, -1, all_paths, PFIELD(force),
 	    "one path for every message; auto = thresholds.path" },
+	{ "fanout_log", RMQ_SCHEMA_INT, -1, 64, -1, NULL, PFIELD(fanout_log),
+	    "PUB: subscribers at which the log is used; -1 = "
+	    "thresholds.fanout_log" },
 };
 
 #if defined(__GNUC__)

@@ -127,6 +127,11 @@ enum rmq_opt {
 	                         * may have changed (then read RMQ_EVENTS) */
 	RMQ_EVENTS        = 24, /* getopt only, int: RMQ_POLLIN | RMQ_POLLOUT
 	                         * that would not block now */
+	RMQ_FANOUT_LOG    = 25, /* PUB, int: at this many subscribers, write
+	                         * each message once into a log they read
+	                         * with fi_read (rmq_pubsub(7)); 0 = never;
+	                         * default thresholds.fanout_log.  Set before
+	                         * the first send. */
 };
 
 /* Events (RMQ_EVENTS, rmq_pollitem). */

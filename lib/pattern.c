@@ -263,6 +263,12 @@ rmq_pat_count_drop(struct rmq_socket *s)
 	s->stats.dropped++;
 }
 
+void
+rmq_pat_count_drops(struct rmq_socket *s, uint64_t n)
+{
+	s->stats.dropped += n;
+}
+
 void *
 rmq_pat_peer_state(const struct rmq_peer *p)
 {

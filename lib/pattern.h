@@ -72,8 +72,88 @@ int  rmq_pat_ctrl_send(struct rmq_socket *s, struct rmq_peer *p,
                        const void *body, size_t len);
 /* A message not sent to a peer for lack of room: rmq_stats().dropped. */
 void             rmq_pat_count_drop(struct rmq_socket *s);
+void             rmq_pat_count_drops(struct rmq_socket *s, uint64_t n);
 /* p's state (its peer_size block). */
 void            *rmq_pat_peer_state(const struct rmq_peer *p);
+
+/* ---- one-sided memory (pattern_rma.c): a PUB's log ---- */
+
+/* Does this socket's table use a log for fan-out: at how many
+ * subscribers (thresholds.fanout_log; 0: never, or the provider cannot
+ * do fi_read and fi_write)? */
+int  rmq_pat_fanout_log(const struct rmq_socket *s);
+bool rmq_pat_rma_ok(const struct rmq_socket *s);
+/* The log's entries and bytes per entry (fanout.slots, .slot_size). */
+void rmq_pat_log_shape(const struct rmq_socket *s, uint32_t *slots,
+                       uint32_t *slot_size);
+
+/* Registered memory: what peers may do to it, or what we do from it. */
+enum {
+	RMQ_PAT_REMOTE_READ = 1, /* peers fi_read it */
+	RMQ_PAT_REMOTE_WRITE,    /* peers fi_write it */
+	RMQ_PAT_READ_INTO,       /* our fi_read's destination */
+	RMQ_PAT_WRITE_FROM,      /* our fi_write's source */
+};
+struct rmq_pat_mem;
+/* len zeroed bytes on the socket's NUMA node, registered for access. */
+int   rmq_pat_mem_new(struct rmq_socket *s, size_t len, unsigned access,
+                      struct rmq_pat_mem **mp);
+/* heap (malloc'd, taken; freed with the block), registered. */
+int   rmq_pat_mem_wrap(struct rmq_socket *s, void *heap, size_t len,
+                       unsigned access, struct rmq_pat_mem **mp);
+/* Deregister a wrapped block and give its heap back. */
+void *rmq_pat_mem_unwrap(struct rmq_pat_mem *m);
+void  rmq_pat_mem_free(struct rmq_pat_mem *m);
+void *rmq_pat_mem_buf(const struct rmq_pat_mem *m);
+/* What a peer names it with: the address of byte 0, and the key. */
+void  rmq_pat_mem_remote(const struct rmq_pat_mem *m, uint64_t *addr,
+                         uint64_t *key);
+
+/* A read or write that may be in flight; done(arg, 0 or -error) runs
+ * from the progress that takes its completion. */
+struct rmq_pat_rma;
+struct rmq_pat_rma *rmq_pat_rma_new(struct rmq_socket *s,
+                                    void (*done)(void *arg, int status),
+                                    void *arg);
+bool rmq_pat_rma_busy(const struct rmq_pat_rma *r);
+/* In flight: freed at its completion (done is not called). */
+void rmq_pat_rma_free(struct rmq_pat_rma *r);
+/* Post a read of len bytes at raddr (key rkey) of p into dst + off, or a
+ * write of src + off there: 0, -RMQ_EAGAIN (the provider is busy: try
+ * again later), or -error.  Never waits. */
+int  rmq_pat_read(struct rmq_pat_rma *r, struct rmq_peer *p,
+                  struct rmq_pat_mem *dst, size_t off, size_t len,
+                  uint64_t raddr, uint64_t rkey);
+int  rmq_pat_write(struct rmq_pat_rma *r, struct rmq_peer *p,
+                   struct rmq_pat_mem *src, size_t off, size_t len,
+                   uint64_t raddr, uint64_t rkey);
+/* The socket closed its endpoint: free what was parked in flight. */
+void rmq_pat_rma_close(struct rmq_socket *s);
+
+/* A timer: fn runs from the socket's progress once the clock (rmq_pat_now,
+ * ns) passes the time set with rmq_pat_timer_at (INT64_MAX: off); a wait
+ * sleeps no longer than that. */
+struct rmq_pat_timer;
+struct rmq_pat_timer *rmq_pat_timer_new(struct rmq_socket *s,
+                                        void (*fn)(void *arg, int64_t now),
+                                        void *arg);
+void    rmq_pat_timer_at(struct rmq_pat_timer *t, int64_t when_ns);
+void    rmq_pat_timer_free(struct rmq_pat_timer *t);
+int64_t rmq_pat_now(void);
+
+/* A message of p's the pattern brought in itself (heap: malloc'd, taken):
+ * queued after p's others; no credit goes back for it.  0, or -error and
+ * it is dropped (counted). */
+int    rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
+                       size_t len);
+/* p's count of messages sent to it / received from it (the BYE's). */
+uint64_t rmq_pat_peer_sent(const struct rmq_peer *p);
+uint64_t rmq_pat_peer_recvd(const struct rmq_peer *p);
+/* Is p live (not saying goodbye, not dead)? */
+bool     rmq_pat_peer_live(const struct rmq_peer *p);
+/* Messages of p's queued, not yet taken; our RMQ_RCVHWM. */
+size_t rmq_pat_peer_queued(const struct rmq_peer *p);
+int    rmq_pat_rcvhwm(const struct rmq_socket *s);
 
 /* ---- ops a pattern may use as they are ---- */
 

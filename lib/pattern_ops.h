@@ -88,6 +88,19 @@ struct rmq_pattern_ops {
 	 */
 	bool (*peer_ready)(void *st, struct rmq_socket *s, struct rmq_peer *p,
 	                   void *pp);
+	/*
+	 * rmq_close lingers (RMQ_LINGER) until this says nothing the pattern
+	 * holds for its peers is still to be taken (a PUB's log: every
+	 * subscriber read it to the end).  May be NULL.
+	 */
+	bool (*flushed)(void *st, struct rmq_socket *s);
+	/*
+	 * A peer said BYE and its messages are in: may we let it go (it
+	 * frees what we may still be reading, a SUB's log)?  Asked again
+	 * until yes, within the handshake timeout.  May be NULL.
+	 */
+	bool (*peer_quiet)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                   void *pp);
 };
 
 /* The registry (patterns/registry.c). */

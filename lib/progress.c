@@ -261,6 +261,18 @@ rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t)
 		}
 }
 
+static int64_t
+timers_next(const struct rmq_reactor *r)
+{
+	const struct rmq_timer *t;
+	int64_t                 when = INT64_MAX;
+
+	for (t = r->timers; t != NULL; t = t->next)
+		if (t->when < when)
+			when = t->when;
+	return when;
+}
+
 static void
 timers_run(struct rmq_reactor *r)
 {
@@ -272,18 +284,15 @@ timers_run(struct rmq_reactor *r)
 		next = t->next;
 		t->run(t, now, r->owner);
 	}
+	r->timer_due = timers_next(r);
 }
 
-static int64_t
-timers_next(const struct rmq_reactor *r)
+void
+rmq_timer_set(struct rmq_reactor *r, struct rmq_timer *t, int64_t when)
 {
-	const struct rmq_timer *t;
-	int64_t                 when = INT64_MAX;
-
-	for (t = r->timers; t != NULL; t = t->next)
-		if (t->when < when)
-			when = t->when;
-	return when;
+	t->when = when;
+	if (when < r->timer_due)
+		r->timer_due = when;
 }
 
 /* Call the sources of r whose fds in fds[0..n) (built by add_sources)
@@ -517,8 +526,12 @@ poll_if_due(struct rmq_reactor *r)
 {
 	int64_t now = rmq_now_ns();
 
-	if (now < r->next_poll)
+	if (now < r->next_poll) {
+		/* A timer asked for sooner (a log reader's next look). */
+		if (now >= r->timer_due)
+			timers_run(r);
 		return 0;
+	}
 	r->next_poll = now + RMQ_POLL_NS;
 	return poll_round(&r, 1, false, NULL, 0, 0);
 }

@@ -109,6 +109,7 @@ struct rmq_reactor {
 	int                dispatching;
 	bool               holes;     /* removed while dispatching */
 	struct rmq_timer  *timers;
+	int64_t            timer_due; /* no timer is due before */
 	int64_t            next_poll;
 	unsigned           ticks;
 	int                spin_us;   /* busy-poll this long before sleeping */
@@ -148,6 +149,9 @@ void rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src);
 void rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
                    void (*run)(struct rmq_timer *, int64_t, void *));
 void rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t);
+/* Run t at when (ns, rmq_now_ns; INT64_MAX: not): a progress round that
+ * finds it due runs it, without waiting for the millisecond's poll. */
+void rmq_timer_set(struct rmq_reactor *r, struct rmq_timer *t, int64_t when);
 
 /*
  * RMQ_FD: a file descriptor that is readable while any of the reactor's

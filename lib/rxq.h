@@ -29,6 +29,8 @@ struct rmq_rxent {
 	uint64_t          tag;      /* the path's own (ring: slots taken
 	                             * through this message) */
 	bool              pulling;  /* background pull in progress */
+	bool              nocredit; /* brought by its pattern: no credit
+	                             * goes back for it */
 	int               pull_status;
 };
 

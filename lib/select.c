@@ -31,7 +31,9 @@ _Static_assert((int) RMQ_TH_INJECT == (int) RMQ_CFG_PK_INJECT &&
                    (int) RMQ_TH_EAGER == (int) RMQ_CFG_PK_EAGER &&
                    (int) RMQ_TH_RING == (int) RMQ_CFG_PK_RING &&
                    (int) RMQ_TH_RNDV == (int) RMQ_CFG_PK_RNDV &&
-                   (int) RMQ_TH_FORCE == (int) RMQ_CFG_PK_PATH,
+                   (int) RMQ_TH_FORCE == (int) RMQ_CFG_PK_PATH &&
+                   (int) RMQ_TH_FANOUT == (int) RMQ_CFG_PK_FANOUT &&
+                   (int) RMQ_TH_COUNT == (int) RMQ_CFG_NPK,
                "a section's keys index the table's sources");
 
 const char *
@@ -125,6 +127,10 @@ apply_section(struct rmq_path_table *t, const struct rmq_caps *c,
 		t->force = pp->force;
 		t->src[RMQ_TH_FORCE] = src[RMQ_TH_FORCE];
 	}
+	if (pp->fanout_log >= 0) {
+		t->fanout_log = pp->fanout_log;
+		t->src[RMQ_TH_FANOUT] = src[RMQ_TH_FANOUT];
+	}
 }
 
 void
@@ -190,9 +196,15 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	t->src[RMQ_TH_FORCE] = t->force >= 0 ? cfg_src(cfg, "thresholds.path")
 	                                     : RMQ_SRC_ROW;
 
+	t->fanout_log = cfg != NULL && cfg->fanout_log >= 0 ? cfg->fanout_log
+	                                                   : row->fanout_log;
+	t->src[RMQ_TH_FANOUT] = cfg != NULL && cfg->fanout_log >= 0
+	                            ? cfg_src(cfg, "thresholds.fanout_log")
+	                            : RMQ_SRC_ROW;
+
 	/* The pattern's own section (from the file or RMQ_THRESHOLDS_...). */
 	if (sc != NULL) {
-		/* RMQ_TH_* and RMQ_CFG_PK_* name the five keys alike. */
+		/* RMQ_TH_* and RMQ_CFG_PK_* name the six keys alike. */
 		for (k = 0; k < RMQ_TH_COUNT; k++)
 			src[k] = (uint8_t) src_of(cfg, sc->src[k]);
 		/* A file shared by providers: a rendezvous path this one
@@ -235,13 +247,19 @@ rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
 	}
 	if (t->ring_max > t->ring_cap)
 		t->ring_max = t->ring_cap;
+	/* The log is read with fi_read (and cursors come back by fi_write). */
+	if (!rmq_path_can(c, RMQ_PATH_RNDV_READ, NULL) && t->fanout_log != 0) {
+		t->fanout_log = 0;
+		t->src[RMQ_TH_FANOUT] = RMQ_SRC_CAPS;
+	}
 }
 
 void
 rmq_path_opts_init(struct rmq_path_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->force = -2;
+	o->force      = -2;
+	o->fanout_log = -1;
 }
 
 void
@@ -268,6 +286,10 @@ rmq_path_table_opts(struct rmq_path_table *t, const struct rmq_path_opts *o)
 	if (o->force != -2) {
 		t->force = o->force;
 		t->src[RMQ_TH_FORCE] = RMQ_SRC_OPT;
+	}
+	if (o->fanout_log >= 0) {
+		t->fanout_log = o->fanout_log;
+		t->src[RMQ_TH_FANOUT] = RMQ_SRC_OPT;
 	}
 }
 

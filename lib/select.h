@@ -27,7 +27,7 @@ enum rmq_src {
 const char *rmq_src_name(int src);
 
 enum { RMQ_TH_INJECT, RMQ_TH_EAGER, RMQ_TH_RING, RMQ_TH_RNDV, RMQ_TH_FORCE,
-       RMQ_TH_COUNT };
+       RMQ_TH_FANOUT, RMQ_TH_COUNT };
 
 struct rmq_path_table {
 	bool    inject;     /* inject possible at all */
@@ -40,6 +40,8 @@ struct rmq_path_table {
 	size_t  ring_cap;   /* largest payload one ring message can hold */
 	int     rndv_path;  /* larger: RNDV_READ/_WRITE/_SEND or SEG */
 	int     force;      /* -1, or the one path for every message */
+	int     fanout_log; /* PUB: at this many subscribers they read a log
+	                     * (0: never, or the provider cannot) */
 	uint8_t src[RMQ_TH_COUNT]; /* RMQ_SRC_* of each */
 };
 
@@ -51,6 +53,7 @@ struct rmq_path_opts {
 	bool   ring_max_set;
 	int    rndv_path;    /* 0: not set */
 	int    force;        /* RMQ_PATH: -2 not set, -1 by size, a path */
+	int    fanout_log;   /* RMQ_FANOUT_LOG: -1 not set */
 };
 void rmq_path_opts_init(struct rmq_path_opts *o);
 

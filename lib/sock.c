@@ -246,7 +246,9 @@ drained(void *arg)
 {
 	struct rmq_socket *s = arg;
 
-	return s->inflight == 0;
+	/* And what a pattern still holds for its peers (a PUB's log). */
+	return s->inflight == 0 &&
+	       (s->pat->flushed == NULL || s->pat->flushed(s->pstate, s));
 }
 
 static int
@@ -286,14 +288,16 @@ rmq_close_locked(rmq_socket *s)
 		rmq_log(RMQ_LOG_WARN, "close: endpoint: %s", fi_strerror(-rc));
 	s->ep = NULL;
 	rmq_reactor_set_cq(&s->reactor, NULL, -1, NULL, false);
+	rmq_pat_rma_close(s);
 	rmq_paths_fini(s); /* what the provider held is ours again */
 	rmq_peers_destroy_all(s);
+	/* Before the domain may go: the pattern's registrations. */
+	if (s->pat->fini != NULL)
+		s->pat->fini(s->pstate);
 	rmq_tx_fini(s);
 	rmq_ep_close(s);
 	rmq_ctrl_close(s);
 	rmq_rxent_cache_drop(s);
-	if (s->pat->fini != NULL)
-		s->pat->fini(s->pstate);
 	free(s->pstate);
 	s->pstate = NULL;
 }
@@ -451,7 +455,11 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 		rc = rmq_opt_int(val, len, -1, &v);
 		if (rc != 0)
 			return rc;
-		if (opt == RMQ_RNDV_PATH) {
+		if (opt == RMQ_FANOUT_LOG) {
+			if (v < 0 || v > 64)
+				return -RMQ_EINVAL;
+			s->popts.fanout_log = v;
+		} else if (opt == RMQ_RNDV_PATH) {
 			if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND &&
 			    v != RMQ_PATH_RNDV_WRITE && v != RMQ_PATH_SEG)
 				return -RMQ_EINVAL;
@@ -529,6 +537,7 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 	case RMQ_RNDV_PATH:
 	case RMQ_PATH:
 	case RMQ_RING_MAX:
+	case RMQ_FANOUT_LOG:
 		return opt_paths(s, opt, val, len);
 	case RMQ_NAME:
 		return opt_name(s, val, len);
@@ -579,6 +588,8 @@ get_table(struct rmq_socket *s, int opt, void *val, size_t *len)
 		return rmq_opt_get_int(t->rndv_path, val, len);
 	case RMQ_PATH:
 		return rmq_opt_get_int(t->force, val, len);
+	case RMQ_FANOUT_LOG:
+		return rmq_opt_get_int(t->fanout_log, val, len);
 	default: /* RMQ_RING_MAX */
 		return get_size(t->ring ? t->ring_max : 0, val, len);
 	}
@@ -624,6 +635,7 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_RNDV_PATH:
 	case RMQ_PATH:
 	case RMQ_RING_MAX:
+	case RMQ_FANOUT_LOG:
 		return get_table(s, opt, val, len);
 	case RMQ_STRICT:
 		if (s->ep == NULL)

@@ -31,6 +31,7 @@
 struct rmq_ctrl;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
+struct rmq_pat_rma;
 struct rmq_peer;
 struct rmq_peers;
 struct rmq_rndv;
@@ -82,6 +83,8 @@ struct rmq_socket {
 	struct rmq_txpool *tx;        /* paths/tx.c */
 	int                inflight;  /* tx slots + rendezvous sends busy */
 	struct rmq_rndv   *rndv;      /* paths/rndv.c */
+	struct rmq_pat_rma *rma_parked; /* a pattern's freed in flight
+	                                 * (pattern_rma.c) */
 
 	/* connections (conn/) */
 	struct rmq_peers  *peers;     /* conn/peer.c */

@@ -326,7 +326,8 @@ done:
 	} else {
 		s->stats.dropped++;
 	}
-	rmq_tx_consumed(s, p);
+	if (!e->nocredit)
+		rmq_tx_consumed(s, p);
 	rmq_rxent_free(s, e);
 	rmq_peer_release(s, p);
 	return rc;
@@ -342,7 +343,8 @@ rmq_xfer_discard(struct rmq_socket *s, struct rmq_rxent *e)
 		row->cancel(s, e, ECANCELED);
 	s->stats.dropped++;
 	rmq_peer_hold(p);
-	rmq_tx_consumed(s, p);
+	if (!e->nocredit)
+		rmq_tx_consumed(s, p);
 	rmq_rxent_free(s, e);
 	rmq_peer_release(s, p);
 }

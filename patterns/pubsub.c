@@ -37,31 +37,13 @@
 
 #include "path_ops.h"
 #include "pattern.h"
+#include "pubsub.h"
 #include "util.h"
 #include "wire.h"
 
-#define SUB_OP_SUBSCRIBE   1
-#define SUB_OP_UNSUBSCRIBE 2
-#define SUB_OP_SYNC        3
-#define SUB_OP_ACK         4
-
-#define SUB_FRAME_HDR      5    /* op + seq */
-#define SUB_PREFIX_MAX     1000 /* bytes in one prefix */
 #define SUB_PREFIXES_MAX   10000 /* prefixes one subscriber may hold */
 
 /* ---- a set of prefixes ---- */
-
-struct prefix {
-	uint8_t *b;
-	size_t   len;
-	uint32_t count; /* SUB: times subscribed */
-};
-
-struct prefixes {
-	struct prefix *v;
-	int            n, cap;
-	int            nall; /* of length 0: everything matches */
-};
 
 static int
 prefixes_find(const struct prefixes *ps, const uint8_t *b, size_t len)
@@ -120,8 +102,8 @@ prefixes_free(struct prefixes *ps)
 	memset(ps, 0, sizeof(*ps));
 }
 
-static bool
-prefixes_match(const struct prefixes *ps, const uint8_t *b, size_t len)
+bool
+ps_match(const struct prefixes *ps, const uint8_t *b, size_t len)
 {
 	int i;
 
@@ -133,8 +115,8 @@ prefixes_match(const struct prefixes *ps, const uint8_t *b, size_t len)
 	return false;
 }
 
-static size_t
-frame(uint8_t *b, int op, uint32_t seq, const void *prefix, size_t len)
+size_t
+ps_frame(uint8_t *b, int op, uint32_t seq, const void *prefix, size_t len)
 {
 	b[0] = (uint8_t) op;
 	rmq_put32(b + 1, seq);
@@ -152,19 +134,6 @@ seq_reached(uint32_t a, uint32_t b)
 
 /* ---- SUB ---- */
 
-struct sub_peer {
-	struct rmq_peer *p;
-	uint32_t         want;  /* the last frame sent to it */
-	uint32_t         acked; /* the last frame it applied */
-};
-
-struct sub_state {
-	struct prefixes   subs;
-	uint32_t          seq;
-	struct sub_peer **pubs; /* live publishers */
-	int               npubs, cap;
-};
-
 static int
 sub_tell(struct rmq_socket *s, struct sub_state *st, struct sub_peer *sp,
          int op, const void *prefix, size_t len)
@@ -173,7 +142,7 @@ sub_tell(struct rmq_socket *s, struct sub_state *st, struct sub_peer *sp,
 
 	sp->want = ++st->seq;
 	return rmq_pat_ctrl_send(s, sp->p, b,
-	                         frame(b, op, sp->want, prefix, len));
+	                         ps_frame(b, op, sp->want, prefix, len));
 }
 
 static void
@@ -214,6 +183,7 @@ sub_peer_gone(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 			st->pubs[i] = st->pubs[--st->npubs];
 			break;
 		}
+	ps_reader_gone(st, pp);
 }
 
 static bool
@@ -234,9 +204,9 @@ sub_ctrl_rx(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp,
 	struct sub_peer *sp = pp;
 	uint32_t         seq;
 
-	RMQ_UNUSED(stp);
-	RMQ_UNUSED(s);
 	RMQ_UNUSED(p);
+	if (len >= SUB_FRAME_HDR && body[0] == SUB_OP_LOG)
+		return ps_reader_frame(s, stp, sp, body, len);
 	if (len != SUB_FRAME_HDR || body[0] != SUB_OP_ACK)
 		return -RMQ_EPROTO;
 	seq = rmq_get32(body + 1);
@@ -318,7 +288,7 @@ sub_filter(void *stp, const struct rmq_socket *s, const struct rmq_rxent *e)
 	size_t            len;
 
 	b = rmq_pat_msg_data(s, e, &len);
-	return b == NULL || prefixes_match(&st->subs, b, len);
+	return b == NULL || ps_match(&st->subs, b, len);
 }
 
 static void
@@ -326,31 +296,19 @@ sub_fini(void *stp)
 {
 	struct sub_state *st = stp;
 
+	ps_readers_free(st);
 	prefixes_free(&st->subs);
 	free(st->pubs);
 }
 
 /* ---- PUB ---- */
 
-struct pub_peer {
-	struct rmq_peer *p;
-	struct prefixes  subs;
-	bool             synced; /* its connect-time subscriptions are in */
-};
-
-struct pub_state {
-	struct pub_peer **subs; /* live subscribers */
-	int               nsubs, cap;
-	uint32_t         *ids;  /* a send's snapshot of their peer ids */
-	int               ids_cap;
-	int               nodrop;
-};
-
 static void
 pub_fini(void *stp)
 {
 	struct pub_state *st = stp;
 
+	ps_log_free(st);
 	free(st->subs);
 	free(st->ids);
 }
@@ -363,7 +321,8 @@ pub_peer_added(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 	int               cap;
 
 	RMQ_UNUSED(s);
-	sp->p = p;
+	sp->p   = p;
+	sp->idx = -1;
 	if (st->nsubs == st->cap) {
 		cap = st->cap ? 2 * st->cap : 8;
 		n   = realloc(st->subs, (size_t) cap * sizeof(*n));
@@ -389,6 +348,7 @@ pub_peer_gone(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 			st->subs[i] = st->subs[--st->nsubs];
 			break;
 		}
+	ps_log_leave(st, sp);
 	prefixes_free(&sp->subs);
 }
 
@@ -413,7 +373,6 @@ pub_ctrl_rx(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp,
 	size_t           plen   = len - SUB_FRAME_HDR;
 	int              i, rc = 0;
 
-	RMQ_UNUSED(stp);
 	if (len < SUB_FRAME_HDR || plen > SUB_PREFIX_MAX)
 		return -RMQ_EPROTO;
 	switch (body[0]) {
@@ -430,9 +389,11 @@ pub_ctrl_rx(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp,
 			prefixes_del(&sp->subs, i);
 		break;
 	case SUB_OP_SYNC:
-		if (plen != 0)
+		if (plen != 0 || sp->synced)
 			return -RMQ_EPROTO;
 		sp->synced = true;
+		/* Onto the log (its LOG frame goes before this ACK). */
+		ps_log_join(s, stp, sp);
 		break;
 	default:
 		return -RMQ_EPROTO;
@@ -440,7 +401,7 @@ pub_ctrl_rx(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp,
 	if (rc != 0)
 		return rc == -RMQ_ENOMEM ? -RMQ_EPROTO : rc;
 	(void) rmq_pat_ctrl_send(s, p, ack,
-	                         frame(ack, SUB_OP_ACK, rmq_get32(body + 1),
+	                         ps_frame(ack, SUB_OP_ACK, rmq_get32(body + 1),
 	                               NULL, 0));
 	return 0;
 }
@@ -462,7 +423,7 @@ all_have_room(struct rmq_socket *s, void *arg)
 
 	for (i = 0; i < ps->st->nsubs; i++) {
 		sp = ps->st->subs[i];
-		if (!prefixes_match(&sp->subs, ps->b, ps->len))
+		if (sp->mode != PS_PUSH || !ps_match(&sp->subs, ps->b, ps->len))
 			continue;
 		if (!rmq_pat_peer_writable(s, sp->p))
 			return 0;
@@ -499,6 +460,7 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	struct pub_send   ps  = {st, NULL, 0};
 	struct rmq_peer  *p;
 	struct pub_peer  *sp;
+	bool              push;
 	int               i, n, rc;
 
 	if (o->msg != NULL) {
@@ -511,14 +473,29 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	ps.len = out.len;
 	/* Subscribers may never make us wait: take in their news here. */
 	rmq_pat_progress(s);
-	if (st->nodrop) {
+	if (st->log == NULL) {
+		rc = ps_log_maybe_start(s, st);
+		if (rc != 0)
+			return rc;
+	}
+	/* Every subscriber on the log: nothing is pushed (the cost of a
+	 * message must not grow with them). */
+	push = st->nsubs > ps_log_count(st);
+	if (st->nodrop && push) {
 		rc = rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s), all_have_room,
 		                  &ps);
 		if (rc != 0)
 			return rc;
 	}
+	if (st->log != NULL) {
+		/* Once for every log subscriber; then the pushed ones.  A
+		 * failed RMQ_NODROP wait appends nothing: none gets it. */
+		rc = ps_log_append(s, st, ps.b, ps.len, flags);
+		if (rc != 0)
+			return rc;
+	}
 	/* Sends progress, and a subscriber may go meanwhile: walk a copy. */
-	n = snapshot(st);
+	n = push ? snapshot(st) : 0;
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {
@@ -526,7 +503,7 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		if (p == NULL)
 			continue;
 		sp = rmq_pat_peer_state(p);
-		if (!prefixes_match(&sp->subs, ps.b, ps.len))
+		if (sp->mode != PS_PUSH || !ps_match(&sp->subs, ps.b, ps.len))
 			continue;
 		if (!st->nodrop && !rmq_pat_peer_writable(s, p)) {
 			rmq_pat_count_drop(s); /* full: this one misses it */
@@ -553,8 +530,11 @@ pub_events(void *stp, struct rmq_socket *s)
 		return RMQ_EV_OUT; /* a full subscriber costs its copy only */
 	/* Would a message every subscriber takes go now? */
 	for (i = 0; i < st->nsubs; i++)
-		if (!rmq_pat_peer_writable(s, st->subs[i]->p))
+		if (st->subs[i]->mode == PS_PUSH &&
+		    !rmq_pat_peer_writable(s, st->subs[i]->p))
 			return 0;
+	if (st->log != NULL && !ps_log_room(s, st))
+		return 0;
 	return all_have_room(s, &ps) ? RMQ_EV_OUT : 0;
 }
 
@@ -587,6 +567,13 @@ pub_getopt(void *stp, struct rmq_socket *s, int opt, void *val, size_t *len)
 	return rmq_opt_get_int(st->nodrop, val, len);
 }
 
+static bool
+pub_flushed(void *stp, struct rmq_socket *s)
+{
+	RMQ_UNUSED(s);
+	return ps_log_flushed(stp);
+}
+
 const struct rmq_pattern_ops rmq_pattern_pub = {
 	.type        = RMQ_PUB,
 	.name        = "pub",
@@ -607,7 +594,27 @@ const struct rmq_pattern_ops rmq_pattern_pub = {
 	.getopt      = pub_getopt,
 	.ctrl_rx     = pub_ctrl_rx,
 	.peer_ready  = pub_peer_ready,
+	.flushed     = pub_flushed,
 };
+
+/* Closing: the publishers' memory is read no more. */
+static bool
+sub_flushed(void *stp, struct rmq_socket *s)
+{
+	RMQ_UNUSED(s);
+	return ps_readers_stop(stp);
+}
+
+/* A publisher that said BYE frees its log once we let it go: not while a
+ * read of it is under way. */
+static bool
+sub_peer_quiet(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
+{
+	RMQ_UNUSED(stp);
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(p);
+	return ps_reader_quiet(pp);
+}
 
 const struct rmq_pattern_ops rmq_pattern_sub = {
 	.type        = RMQ_SUB,
@@ -629,4 +636,6 @@ const struct rmq_pattern_ops rmq_pattern_sub = {
 	.ctrl_rx     = sub_ctrl_rx,
 	.peer_ready  = sub_peer_ready,
 	.rx_filter   = sub_filter,
+	.peer_quiet  = sub_peer_quiet,
+	.flushed     = sub_flushed,
 };

@@ -1,9 +1,11 @@
 /*
  * rmq_fanout: one publisher, N subscribers.  How the rate of a PUB socket
  * and its CPU cost per message change with the number of subscribers, in
- * push mode (the publisher sends each subscriber its copy) and, once
- * librmq has it, log mode (every subscriber reads the publisher's
- * registered log with one-sided reads; not built yet: its rows say n/a).
+ * push mode (RMQ_FANOUT_LOG 0: the publisher sends each subscriber its
+ * copy) and log mode (RMQ_FANOUT_LOG 1: the publisher writes each message
+ * once into its registered log, every subscriber reads it with fi_read;
+ * rmq_pubsub(7)).  A provider that cannot read remotely has no log: its
+ * log rows say n/a.
  *
  * One run, for one mode and one N:
  *
@@ -25,6 +27,23 @@
  * / M; the subscribers' is the mean of theirs over their receive loop, / M.
  * Each message carries its sequence number (sizes >= 8 B), and every
  * subscriber checks it gets all of them, in order, once.
+ *
+ * --drop keeps RMQ_NODROP = 0: the publisher never waits, and a copy a
+ * subscriber has no room for is dropped and counted (rmq_stats().dropped,
+ * once per subscriber that missed it).  On fewer CPUs than N + 1
+ * processes a RMQ_NODROP publisher's CPU time is mostly waiting for
+ * starved subscribers; without it, it is the publisher's own fan-out
+ * work, which log mode means to keep flat as N grows.  Then a phase ends
+ * with END on the control PAIR, giving the index after its last message:
+ * a subscriber receives until it has that last one or, after END, no
+ * message came for 200 ms (warm-up) or 500 ms (timed), and checks the
+ * indices only grow (a gap is a drop; a repeat or a step back is bad).
+ * After each phase the publisher polls its PUB until its drop count held
+ * still for 200 ms: a log
+ * subscriber's misses are counted when its cursor report comes in.
+ * msgs/s = M / the send loop, the publisher's rate; pub ns = its CPU over
+ * the send loop / M; copies/s = the timed messages the subscribers got /
+ * (first timed send .. last DONE), and got + dropped must be N * M.
  *
  * While it waits on its control sockets the publisher polls its PUB with
  * them (rmq_poll with no events on it): with progress.mode inline a socket
@@ -64,16 +83,22 @@
 	"mode,n,size,msgs,msgs_per_s,copies_per_s,mbps,pub_cpu_ns,"          \
 	"sub_cpu_ns,rate_vs_n1,cpu_vs_n1,dropped"
 
-enum { CMD_RUN = 1, CMD_QUIT = 2 };
+#define QUIET_WARM_MS  200 /* --drop: after END, no message this long: */
+#define QUIET_TIMED_MS 500 /* the rest were dropped for this subscriber */
+#define SETTLE_MS      200 /* --drop: the PUB takes in cursor reports, */
+#define SETTLE_MAX_MS  3000 /* until its drop count holds still */
+
+enum { CMD_RUN = 1, CMD_QUIT = 2, CMD_END = 3 };
 enum { REP_READY = 1, REP_WARM = 2, REP_DONE = 3 };
 
-/* The modes: a name and its fan-out (-1: push; 0: all read the log). */
+/* The modes: a name and its RMQ_FANOUT_LOG (0: push; 1: all read the
+ * log from the first subscriber on). */
 static const struct mode {
 	const char *name;
 	int         fanout;
 } modes[] = {
-    {"push", -1},
-    {"log", 0},
+    {"push", 0},
+    {"log", 1},
 };
 #define NMODES ((int) (sizeof(modes) / sizeof(modes[0])))
 
@@ -84,6 +109,7 @@ struct fan_cmd {
 	uint64_t size;   /* bytes per message */
 	uint64_t warmup; /* untimed messages first */
 	uint64_t msgs;   /* timed messages */
+	uint64_t end;    /* CMD_END: the index after the phase's last */
 	char     ep[224]; /* the PUB's endpoint */
 };
 
@@ -94,8 +120,10 @@ struct fan_rep {
 	int32_t  err;       /* 0, or why the phase failed (negative) */
 	uint32_t spare;
 	uint64_t got;       /* messages received in the phase */
-	uint64_t bad;       /* of them, not the sequence number expected */
-	uint64_t first_bad; /* the number expected at the first bad one */
+	uint64_t bad;       /* of them, not the sequence number expected
+	                     * (--drop: a repeat or a step back) */
+	uint64_t first_bad; /* the number expected at the first bad one
+	                     * (--drop: the least that would do) */
 	uint64_t cpu_ns;    /* REP_DONE: CPU time of the timed phase */
 };
 
@@ -104,9 +132,11 @@ struct fan_res {
 	int32_t  mode; /* index into modes[] */
 	int32_t  n;
 	int32_t  ok;      /* 1 measured, 0 failed, -1 skipped (no log mode) */
-	int32_t  nofanout; /* no log mode here: the PUB's own fan-out */
 	double   us;         /* first timed send .. last DONE */
-	uint64_t pub_cpu_ns; /* publisher, send loop + wait */
+	double   rate_us;    /* msgs/s is over: us, or --drop the send loop */
+	uint64_t got;        /* timed messages the subscribers received */
+	uint64_t pub_cpu_ns; /* publisher, send loop + wait (--drop: the
+	                      * send loop) */
 	uint64_t sub_cpu_ns; /* summed over the subscribers */
 	uint64_t dropped;    /* rmq_stats().dropped of the PUB */
 	char     prov[64];
@@ -116,6 +146,7 @@ struct opts {
 	const char *prov, *host;
 	int         port; /* -1: derived from the job id */
 	bool        local, csv, ns_given;
+	bool        drop; /* PUB with RMQ_NODROP = 0 */
 	size_t      size;
 	uint64_t    msgs;
 	int64_t     warmup; /* -1: M / 10, at most 10000 */
@@ -131,7 +162,6 @@ struct printer {
 	bool               header;
 	double             rate1[NMODES], cpu1[NMODES];
 	int                fails;
-	bool               nofanout_said;
 	bool               skipped[NMODES]; /* a run said n/a: all will */
 };
 
@@ -142,8 +172,8 @@ usage(FILE *f)
 	        "usage: " PROG " [-p shm|tcp|sockets|verbs|efa] [-n LIST] "
 	        "[-S SIZE] [-M MSGS]\n"
 	        "                  [--warmup W]"
-	        " [--mode push|log|both] [--timeout SEC] [--csv]\n"
-	        "                  [--local | (under mpirun) [-B HOST] "
+	        " [--mode push|log|both] [--drop] [--timeout SEC]\n"
+	        "                  [--csv] [--local | (under mpirun) [-B HOST] "
 	        "[-P PORT]]\n"
 	        "One PUB, N SUBs: messages/s and the publisher's CPU ns per "
 	        "message, per N and mode.\n"
@@ -155,8 +185,15 @@ usage(FILE *f)
 	        "  -M MSGS    timed messages per run (default 100000)\n"
 	        "  --warmup W untimed messages first (default M/10, at most "
 	        "10000)\n"
-	        "  --mode     push, log (not built yet: n/a) or both "
-	        "(default)\n"
+	        "  --mode     push, log or both (default)\n"
+	        "  --drop     PUB with RMQ_NODROP=0: it never waits, and a "
+	        "subscriber that cannot\n"
+	        "             keep up misses messages (dropped); msgs/s is "
+	        "then the publisher's\n"
+	        "             send rate, pub ns its send loop's CPU / M, "
+	        "copies/s what the\n"
+	        "             subscribers received / (first send .. last "
+	        "done); needs -S >= 8\n"
 	        "  --timeout  seconds a subscriber or the publisher waits for a "
 	        "message (default 60)\n"
 	        "  --local    fork the publisher (first CPU) and N subscribers "
@@ -220,14 +257,25 @@ print_header(struct printer *pr, const char *prov)
 	       (long long) o->warmup, pr->what);
 	for (k = 0; k < o->nn; k++)
 		printf(" %d", o->ns[k]);
-	printf("; PUB with RMQ_NODROP=1, push mode (log mode: not built yet)\n"
-	       "# msgs/s = M / (first timed send .. last subscriber done); "
-	       "copies/s = N * msgs/s;\n"
-	       "# MB/s = msgs/s * size (1 MB = 10^6 B); pub ns = publisher "
-	       "process CPU (send loop\n"
-	       "# + wait) / M; sub ns = mean subscriber CPU over its receive "
-	       "loop / M;\n"
-	       "# vs N=1 = msgs/s and pub ns over that mode's N = 1 figures\n"
+	if (o->drop)
+		printf("; push: RMQ_FANOUT_LOG 0, log: RMQ_FANOUT_LOG 1\n"
+		       "# PUB with RMQ_NODROP=0 (--drop): msgs/s = the "
+		       "publisher's send rate, pub ns = its\n"
+		       "# send loop's CPU / M; copies/s = timed messages the "
+		       "subscribers received / (first\n"
+		       "# timed send .. last subscriber done); received + "
+		       "dropped (rmq_stats) = N * M;\n");
+	else
+		printf("; PUB with RMQ_NODROP=1; push: RMQ_FANOUT_LOG 0, log: "
+		       "RMQ_FANOUT_LOG 1\n"
+		       "# msgs/s = M / (first timed send .. last subscriber "
+		       "done); copies/s = N * msgs/s;\n"
+		       "# pub ns = publisher process CPU (send loop + wait) / "
+		       "M;\n");
+	printf("# MB/s = msgs/s * size (1 MB = 10^6 B); sub ns = mean "
+	       "subscriber CPU over its\n"
+	       "# receive loop / M; vs N=1 = msgs/s and pub ns over that "
+	       "mode's N = 1 figures\n"
 	       "# %4s %3s %12s %12s %9s %9s %9s %8s %8s %7s\n",
 	       "mode", "N", "msgs/s", "copies/s", "MB/s", "pub ns", "sub ns",
 	       "rate/N1", "cpu/N1", "dropped");
@@ -239,16 +287,11 @@ print_res(struct printer *pr, const struct fan_res *r)
 {
 	const struct opts *o = pr->o;
 	double             m = (double) o->msgs;
-	double             rate, pub, sub;
+	double             rate, copies, pub, sub;
 	char               rr[16] = "-", cr[16] = "-";
 
 	if (!pr->header)
 		print_header(pr, r->prov);
-	if (r->nofanout && !pr->nofanout_said && !o->csv) {
-		printf("# this librmq has no log mode yet: push = its PUB's "
-		       "own fan-out, log mode n/a\n");
-		pr->nofanout_said = true;
-	}
 	if (r->ok < 0) {
 		pr->skipped[r->mode] = true;
 		if (o->csv)
@@ -273,8 +316,9 @@ print_res(struct printer *pr, const struct fan_res *r)
 		fflush(stdout);
 		return;
 	}
-	rate = r->us > 0 ? m * 1e6 / r->us : 0;
-	pub  = (double) r->pub_cpu_ns / m;
+	rate   = r->rate_us > 0 ? m * 1e6 / r->rate_us : 0;
+	copies = r->us > 0 ? (double) r->got * 1e6 / r->us : 0;
+	pub    = (double) r->pub_cpu_ns / m;
 	sub  = (double) r->sub_cpu_ns / m / r->n;
 	if (r->n == 1) {
 		pr->rate1[r->mode] = rate;
@@ -287,13 +331,13 @@ print_res(struct printer *pr, const struct fan_res *r)
 	if (o->csv)
 		printf("%s,%d,%zu,%llu,%.0f,%.0f,%.2f,%.1f,%.1f,%s,%s,%llu\n",
 		       modes[r->mode].name, r->n, o->size,
-		       (unsigned long long) o->msgs, rate, rate * r->n,
+		       (unsigned long long) o->msgs, rate, copies,
 		       rate * (double) o->size / 1e6, pub, sub, rr, cr,
 		       (unsigned long long) r->dropped);
 	else
 		printf("  %4s %3d %12.0f %12.0f %9.2f %9.1f %9.1f %8s %8s "
 		       "%7llu\n",
-		       modes[r->mode].name, r->n, rate, rate * r->n,
+		       modes[r->mode].name, r->n, rate, copies,
 		       rate * (double) o->size / 1e6, pub, sub, rr, cr,
 		       (unsigned long long) r->dropped);
 	fflush(stdout);
@@ -338,6 +382,86 @@ take(rmq_socket *sub, uint8_t *buf, const struct fan_cmd *c, uint64_t first,
 	}
 }
 
+/*
+ * --drop: one phase, from index first on.  Receive until the publisher's
+ * END has said where the phase ends and we have its last message, or,
+ * after END, quiet_ms pass without one (the rest were dropped for us).
+ * *next is the least index still to come: indices only grow across the
+ * phases, a gap being a drop.  Only this phase's count in r->got: one of
+ * the warm-up coming late (its drain ended quiet) is neither got nor
+ * dropped in the timed phase.
+ */
+static void
+take_drop(rmq_socket *sub, rmq_socket *ctl, uint8_t *buf, size_t size,
+          uint64_t first, int quiet_ms, int timeout_ms, uint64_t *next,
+          struct fan_rep *r)
+{
+	rmq_pollitem   it[2];
+	struct fan_cmd e;
+	uint64_t       seq, end = UINT64_MAX; /* no END yet */
+	ssize_t        rc;
+
+	while (*next < end) {
+		rc = rmq_recv(sub, buf, size, RMQ_DONTWAIT);
+		if (rc >= 0) {
+			memcpy(&seq, buf, sizeof(seq));
+			if ((size_t) rc != size || seq < *next) {
+				if (r->bad++ == 0)
+					r->first_bad = *next;
+				continue;
+			}
+			if (seq >= first)
+				r->got++;
+			*next = seq + 1;
+			continue;
+		}
+		if (rc != -RMQ_EAGAIN) {
+			r->err = (int32_t) rc;
+			return;
+		}
+		it[0] = (rmq_pollitem){.socket = sub, .events = RMQ_POLLIN};
+		it[1] = (rmq_pollitem){.socket = ctl, .events = RMQ_POLLIN};
+		rc    = rmq_poll(it, end == UINT64_MAX ? 2 : 1,
+		                 end == UINT64_MAX ? timeout_ms : quiet_ms);
+		if (rc < 0) {
+			r->err = (int32_t) rc;
+			return;
+		}
+		if (rc == 0) {
+			if (end == UINT64_MAX)
+				r->err = -RMQ_EAGAIN; /* neither came */
+			return;
+		}
+		if (end != UINT64_MAX || !(it[1].revents & RMQ_POLLIN))
+			continue;
+		rc = rmq_recv(ctl, &e, sizeof(e), 0);
+		if (rc != (ssize_t) sizeof(e) || e.magic != CTL_MAGIC ||
+		    e.cmd != CMD_END) {
+			r->err = rc < 0 ? (int32_t) rc : -RMQ_EPROTO;
+			return;
+		}
+		end = e.end;
+	}
+}
+
+/*
+ * Until the publisher's next command, keep the SUB progressing.  A log
+ * subscriber writes its cursor, which settles its drop count, as it reads
+ * (the caught-up one after its last message), and a closing PUB lingers
+ * until every log subscriber's cursor has reached the end.
+ */
+static int
+hold(rmq_socket *ctl, rmq_socket *sub)
+{
+	rmq_pollitem it[2] = {{.socket = ctl, .events = RMQ_POLLIN},
+	                      {.socket = sub, .events = 0}};
+	int          rc;
+
+	while ((rc = rmq_poll(it, 2, -1)) == 0)
+		;
+	return rc < 0 ? rmq_perf_die("rmq_poll", rc) : 0;
+}
+
 /* One run: SUB, READY, warm-up, WARM, timed, DONE. */
 static int
 sub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket *ctl,
@@ -345,7 +469,7 @@ sub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket *ctl,
 {
 	struct fan_rep r   = {.what = REP_READY};
 	rmq_socket    *sub = NULL;
-	uint64_t       cpu0;
+	uint64_t       cpu0, next = 0;
 	int            rc, linger = LINGER_MS, tmo = o->timeout_ms;
 	int            ret = 1;
 
@@ -363,14 +487,22 @@ sub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket *ctl,
 	if (send_rep(ctl, &r) != 0 || rc != 0)
 		goto out;
 	r = (struct fan_rep){.what = REP_WARM};
-	take(sub, buf, c, 0, c->warmup, &r);
+	if (o->drop)
+		take_drop(sub, ctl, buf, c->size, 0, QUIET_WARM_MS, tmo, &next,
+		          &r);
+	else
+		take(sub, buf, c, 0, c->warmup, &r);
 	if (send_rep(ctl, &r) != 0 || r.err != 0)
 		goto out;
 	r    = (struct fan_rep){.what = REP_DONE};
 	cpu0 = pp_cpu_ns();
-	take(sub, buf, c, c->warmup, c->msgs, &r);
+	if (o->drop)
+		take_drop(sub, ctl, buf, c->size, c->warmup, QUIET_TIMED_MS,
+		          tmo, &next, &r);
+	else
+		take(sub, buf, c, c->warmup, c->msgs, &r);
 	r.cpu_ns = pp_cpu_ns() - cpu0;
-	if (send_rep(ctl, &r) != 0 || r.err != 0)
+	if (send_rep(ctl, &r) != 0 || r.err != 0 || hold(ctl, sub) != 0)
 		goto out;
 	ret = 0;
 out:
@@ -497,28 +629,73 @@ wait_all(rmq_socket **ctl, int n, rmq_socket *pub, uint32_t what,
 	return 0;
 }
 
-/* Did every subscriber get every message, in order?  Say who did not. */
+/* Did every subscriber get every message (--drop: any of them), in order?
+ * Say who did not. */
 static bool
-all_good(const struct fan_rep *rep, int n, uint64_t want, const char *phase)
+all_good(const struct opts *o, const struct fan_rep *rep, int n,
+         uint64_t want, const char *phase)
 {
 	bool ok = true;
 	int  k;
 
 	for (k = 0; k < n; k++) {
-		if (rep[k].err == 0 && rep[k].got == want && rep[k].bad == 0)
+		if (rep[k].err == 0 && (o->drop || rep[k].got == want) &&
+		    rep[k].bad == 0)
 			continue;
 		ok = false;
 		fprintf(stderr,
 		        PROG ": subscriber %d, %s: %s; %llu of %llu messages, "
-		        "%llu out of sequence (first: #%llu expected)\n",
+		        "%llu out of sequence (first: #%llu%s expected)\n",
 		        k + 1, phase,
 		        rep[k].err != 0 ? rmq_strerror(rep[k].err) : "ok",
 		        (unsigned long long) rep[k].got,
 		        (unsigned long long) want,
 		        (unsigned long long) rep[k].bad,
-		        (unsigned long long) rep[k].first_bad);
+		        (unsigned long long) rep[k].first_bad,
+		        o->drop ? " or later" : "");
 	}
 	return ok;
+}
+
+/* --drop: tell subscribers 1..n the phase is over, before index end. */
+static int
+tell_end(rmq_socket **ctl, int n, uint64_t end)
+{
+	struct fan_cmd e = {.magic = CTL_MAGIC, .cmd = CMD_END, .end = end};
+	ssize_t        rc;
+	int            k;
+
+	for (k = 0; k < n; k++) {
+		rc = rmq_send(ctl[k], &e, sizeof(e), 0);
+		if (rc < 0)
+			return rmq_perf_die("send END", rc);
+	}
+	return 0;
+}
+
+/* --drop: poll pub (no events) until its drop count held still for
+ * SETTLE_MS (at most SETTLE_MAX_MS), so that it took in its log
+ * subscribers' cursor reports and counted the misses they settle (a slow
+ * provider, sockets, takes a while to carry the last ones). */
+static int
+settle(rmq_socket *pub)
+{
+	rmq_pollitem     it = {.socket = pub, .events = 0};
+	struct rmq_stats st;
+	uint64_t         last = UINT64_MAX;
+	double           end = pp_now_us() + SETTLE_MAX_MS * 1e3;
+	int              rc;
+
+	while (pp_now_us() < end) {
+		rc = rmq_poll(&it, 1, SETTLE_MS);
+		if (rc < 0)
+			return rmq_perf_die("rmq_poll", rc);
+		rmq_stats(pub, &st);
+		if (st.dropped == last)
+			return 0;
+		last = st.dropped;
+	}
+	return 0;
 }
 
 /* Send messages first .. first + n - 1, numbered. */
@@ -559,9 +736,10 @@ pub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket **ctl, int mode,
 	uint8_t         *buf = NULL;
 	char             ep[256];
 	size_t           len = sizeof(c.ep), plen = sizeof(res->prov);
-	double           t0;
-	uint64_t         cpu0;
-	int              rc, k, one = 1, linger = LINGER_MS;
+	double           t0, t1;
+	uint64_t         cpu0, cpu1;
+	size_t           flen = sizeof(int);
+	int              rc, k, nodrop = !o->drop, linger = LINGER_MS, fan;
 	int              tmo = o->timeout_ms, ret = 1;
 
 	res->mode = mode;
@@ -578,19 +756,15 @@ pub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket **ctl, int mode,
 	}
 	rmq_setopt(pub, RMQ_LINGER, &linger, sizeof(linger));
 	rmq_setopt(pub, RMQ_SNDTIMEO, &tmo, sizeof(tmo));
-	rc = rmq_setopt(pub, RMQ_NODROP, &one, sizeof(one));
+	rc = rmq_setopt(pub, RMQ_NODROP, &nodrop, sizeof(nodrop));
 	if (rc != 0) {
 		rmq_perf_die("RMQ_NODROP", rc);
 		goto out;
 	}
-	/* The publisher's one-sided log is not built yet: a PUB sends
-	 * every subscriber its copy, which is push mode. */
-	res->nofanout = 1;
-	if (modes[mode].fanout != -1) {
-		fprintf(stderr, PROG ": %s mode, N = %d: not in this librmq "
-		        "yet; skipped\n", modes[mode].name, n);
-		res->ok = -1;
-		ret     = 0;
+	fan = modes[mode].fanout;
+	rc  = rmq_setopt(pub, RMQ_FANOUT_LOG, &fan, sizeof(fan));
+	if (rc != 0) {
+		rmq_perf_die("RMQ_FANOUT_LOG", rc);
 		goto out;
 	}
 	snprintf(ep, sizeof(ep), "%s://%s:0", o->prov, o->host);
@@ -599,6 +773,15 @@ pub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket **ctl, int mode,
 		rc = rmq_getopt(pub, RMQ_LAST_ENDPOINT, c.ep, &len);
 	if (rc != 0) {
 		rmq_perf_die(ep, rc);
+		goto out;
+	}
+	/* A provider without remote reads has no log (0 then). */
+	if (fan > 0 && (rmq_getopt(pub, RMQ_FANOUT_LOG, &fan, &flen) != 0 ||
+	                fan == 0)) {
+		fprintf(stderr, PROG ": %s mode, N = %d: this provider has no "
+		        "fan-out log; skipped\n", modes[mode].name, n);
+		res->ok = -1;
+		ret     = 0;
 		goto out;
 	}
 	rmq_getopt(pub, RMQ_PROVIDER_NAME, res->prov, &plen);
@@ -617,30 +800,55 @@ pub_run(const struct opts *o, rmq_ctx *ctx, rmq_socket **ctl, int mode,
 			        rmq_strerror(rep[k].err));
 			goto out;
 		}
-	rmq_stats(pub, &st0);
+	/* --drop: the warm-up's misses are not the timed phase's, so the
+	 * snapshot waits for them to be counted. */
 	if (pub_send(pub, buf, o->size, 0, c.warmup) != 0 ||
+	    (o->drop && tell_end(ctl, n, c.warmup) != 0) ||
 	    wait_all(ctl, n, pub, REP_WARM, rep, tmo) != 0 ||
-	    !all_good(rep, n, c.warmup, "warm-up"))
+	    !all_good(o, rep, n, c.warmup, "warm-up") ||
+	    (o->drop && settle(pub) != 0))
 		goto out;
+	rmq_stats(pub, &st0);
 	t0   = pp_now_us();
 	cpu0 = pp_cpu_ns();
-	if (pub_send(pub, buf, o->size, c.warmup, c.msgs) != 0 ||
+	if (pub_send(pub, buf, o->size, c.warmup, c.msgs) != 0)
+		goto out;
+	t1   = pp_now_us();
+	cpu1 = pp_cpu_ns();
+	if ((o->drop && tell_end(ctl, n, c.warmup + c.msgs) != 0) ||
 	    wait_all(ctl, n, pub, REP_DONE, rep, tmo) != 0)
 		goto out;
-	res->us         = pp_now_us() - t0;
-	res->pub_cpu_ns = pp_cpu_ns() - cpu0;
+	res->us = pp_now_us() - t0;
+	/* --drop: the publisher's own work.  Else it waits for the slowest
+	 * subscriber, and that is its rate and its cost. */
+	res->rate_us    = o->drop ? t1 - t0 : res->us;
+	res->pub_cpu_ns = (o->drop ? cpu1 : pp_cpu_ns()) - cpu0;
+	if (o->drop && settle(pub) != 0)
+		goto out;
 	rmq_stats(pub, &st1);
 	res->dropped    = st1.dropped - st0.dropped;
 	res->sub_cpu_ns = 0;
-	for (k = 0; k < n; k++)
+	res->got        = 0;
+	for (k = 0; k < n; k++) {
 		res->sub_cpu_ns += rep[k].cpu_ns;
-	if (!all_good(rep, n, c.msgs, "timed"))
+		res->got += rep[k].got;
+	}
+	if (!all_good(o, rep, n, c.msgs, "timed"))
 		goto out;
-	if (res->dropped != 0)
+	if (!o->drop && res->dropped != 0)
 		fprintf(stderr, PROG ": %s, N = %d: the PUB dropped %llu "
 		        "copies (rmq_stats) with RMQ_NODROP=1\n",
 		        modes[mode].name, n,
 		        (unsigned long long) res->dropped);
+	/* Each copy of a timed message was received or counted dropped. */
+	if (o->drop && res->got + res->dropped != (uint64_t) n * c.msgs) {
+		fprintf(stderr, PROG ": %s, N = %d: received %llu + dropped "
+		        "%llu != N * M = %llu\n",
+		        modes[mode].name, n, (unsigned long long) res->got,
+		        (unsigned long long) res->dropped,
+		        (unsigned long long) n * c.msgs);
+		goto out;
+	}
 	res->ok = 1;
 	ret     = 0;
 out:
@@ -984,6 +1192,7 @@ main(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"local", no_argument, NULL, 'l'},
 	    {"mode", required_argument, NULL, 'm'},
+	    {"drop", no_argument, NULL, 'd'},
 	    {"warmup", required_argument, NULL, 'w'},
 	    {"timeout", required_argument, NULL, 't'},
 	    {"csv", no_argument, NULL, 'v'},
@@ -1063,6 +1272,9 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'd':
+			o.drop = true;
+			break;
 		case 'l':
 			o.local = true;
 			break;
@@ -1079,6 +1291,11 @@ main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		usage(stderr);
+		return 2;
+	}
+	/* Only a message's index tells a subscriber what it missed. */
+	if (o.drop && o.size < sizeof(uint64_t)) {
+		fprintf(stderr, PROG ": --drop needs -S 8 or more\n");
 		return 2;
 	}
 	if (o.warmup < 0)

@@ -38,6 +38,8 @@ struct rmq_prov {
 	size_t      rma_chunk;  /* largest single fi_read we post */
 	int         cq_data_size; /* bytes of immediate the HW carries */
 	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
+	int         fanout_log; /* PUB: subscribers at which they read its
+	                         * log (rmq_pubsub(7)); 0: never */
 	const char *notes;    /* printed by rmq_info and in rmq(7) */
 	/* Its knobs: the config keys (schema.c) that name the network
 	 * interface and the device (fi_info's domain) it uses; NULL: none. */

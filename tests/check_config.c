@@ -153,7 +153,8 @@ drop_empty_sections(struct rmq_config *c)
 		const struct rmq_cfg_paths *p = &c->sect[i].p;
 
 		if (p->inject_max == 0 && p->eager_max == 0
-		    && p->ring_max == 0 && p->rndv == -1 && p->force == -1)
+		    && p->ring_max == 0 && p->rndv == -1 && p->force == -1
+		    && p->fanout_log == -1)
 			continue;
 		c->sect[n++] = c->sect[i];
 	}

@@ -479,7 +479,9 @@ small_size(uint32_t idx)
 	return 64;
 }
 
-/* Publish n, report rmq_stats().dropped, wait for the word. */
+/* Publish n, say so, wait for the word, report rmq_stats().dropped (a
+ * fan-out log counts what a subscriber missed once it says where it is:
+ * after it read all it could). */
 static int
 serve_drops(rmq_socket *s, void *arg)
 {
@@ -493,11 +495,13 @@ serve_drops(rmq_socket *s, void *arg)
 		if (pipe_get_progress(s, a->ready_fd, &v, 60000) != 0)
 			return 90;
 	fails += publish(s, 0, 0, (uint32_t) a->n, small_size, 1.0);
-	CHILD_CHECK(fails, rmq_stats(s, &st) == 0, "stats");
-	if (pipe_put(a->res_fd, (int) st.dropped) != 0)
+	if (pipe_put(a->res_fd, 0) != 0)
 		return 92;
 	if (pipe_get_progress(s, a->done_fd, &v, 60000) != 0)
 		return 91;
+	CHILD_CHECK(fails, rmq_stats(s, &st) == 0, "stats");
+	if (pipe_put(a->res_fd, (int) st.dropped) != 0)
+		return 93;
 	return fails;
 }
 
@@ -612,11 +616,12 @@ drops(const char *prov, bool fast, bool busy)
 		__atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
 		ck_assert_int_eq(reap(fpid), 0);
 	}
+	ck_assert_int_eq(pipe_put(done[1], 1), 0);
+	ck_assert_int_eq(pipe_get(res[0], &dropped, 30000), 0);
 	fprintf(stderr,
 	        "%s, %s: slow subscriber got %d, fast one %d, dropped %d, "
 	        "of %d each\n",
 	        prov, busy ? "busy" : "polling", got, f->got, dropped, NDROP);
-	ck_assert_int_eq(pipe_put(done[1], 1), 0);
 	close_all(ctx, s);
 	ck_assert_int_eq(reap(pid), 0);
 	ck_assert_int_gt(got, 0);
@@ -1101,6 +1106,136 @@ START_TEST(test_pubsub_wrong_direction)
 }
 END_TEST
 
+/* ---- moving onto the fan-out log mid-stream ---- */
+
+#define SWITCH_SUBS 4
+#define SWITCH_END  UINT32_MAX
+
+struct switch_arg {
+	int joined_fd; /* the test's word: every subscriber is in */
+};
+
+/* Publish (RMQ_NODROP: nothing is dropped) until every subscriber joined,
+ * 3000 more, then the end mark. */
+static int
+serve_switch(rmq_socket *s, void *arg)
+{
+	struct switch_arg *a = arg;
+	uint8_t           *b = malloc(65536 + HDR);
+	struct pollfd      pfd = {.fd = a->joined_fd, .events = POLLIN};
+	uint32_t           i, end = UINT32_MAX - 1;
+	ssize_t            n;
+	size_t             len;
+	int                fails = 0, v;
+
+	if (b == NULL)
+		return 50;
+	setopt_int(s, RMQ_NODROP, 1);
+	setopt_int(s, RMQ_SNDTIMEO, 20000);
+	for (i = 0; i < end && fails == 0; i++) {
+		if (end == UINT32_MAX - 1 && i % 50 == 0 &&
+		    poll(&pfd, 1, 0) == 1) {
+			if (pipe_get(a->joined_fd, &v, 1000) != 0)
+				fails++;
+			end = i + 3000;
+		}
+		len = mixed_size(i);
+		tag_fill(b, len, 0, i);
+		n = rmq_send(s, b, len, 0);
+		CHILD_CHECK(fails, n == (ssize_t) len, "send %u: %s", i,
+		            rmq_strerror((int) n));
+		if (end == UINT32_MAX - 1)
+			usleep(200); /* while they join */
+	}
+	tag_fill(b, HDR, 0, SWITCH_END);
+	n = rmq_send(s, b, HDR, 0);
+	CHILD_CHECK(fails, n == HDR, "end: %s", rmq_strerror((int) n));
+	free(b);
+	return fails;
+}
+
+struct switch_sub {
+	const char *ep;
+	int         ready_fd;
+};
+
+/* From its first message to the end mark: every index once, in order. */
+static int
+switch_sub(void *arg)
+{
+	struct switch_sub *a = arg;
+	uint8_t           *b = malloc(65536 + HDR);
+	rmq_ctx           *ctx;
+	rmq_socket        *s;
+	uint32_t           pub = 0, idx = 0, prev = 0;
+	ssize_t            n;
+	int                fails = 0, got = 0, rc;
+
+	if (b == NULL || open_socket(RMQ_SUB, &ctx, &s) != 0)
+		return 80;
+	rc = rmq_connect(s, a->ep);
+	if (rc == 0)
+		rc = rmq_setopt(s, RMQ_SUBSCRIBE, TOPIC, 1);
+	if (rc != 0 || pipe_put(a->ready_fd, 1) != 0)
+		return 81;
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	for (;;) {
+		n = rmq_recv(s, b, 65536 + HDR, 0);
+		CHILD_CHECK(fails, n >= 0, "recv after %d: %s", got,
+		            rmq_strerror((int) n));
+		if (n < 0)
+			break;
+		CHILD_CHECK(fails, tag_parse(b, (size_t) n, &pub, &idx) == 0,
+		            "bad message after %u", prev);
+		if (idx == SWITCH_END)
+			break;
+		CHILD_CHECK(fails, got == 0 || idx == prev + 1,
+		            "index %u after %u", idx, prev);
+		prev = idx;
+		got++;
+		if (fails > 0)
+			break;
+	}
+	CHILD_CHECK(fails, got >= 3000, "only %d messages", got);
+	free(b);
+	rmq_close(s);
+	rmq_ctx_destroy(ctx);
+	return fails;
+}
+
+/* _i: provider.  Subscribers join one by one while the publisher
+ * publishes; the third moves them all from push onto the log
+ * (thresholds.fanout_log 3), the fourth joins it at once. */
+START_TEST(test_log_switch)
+{
+	const char       *prov = provs[_i];
+	struct switch_arg a;
+	struct switch_sub subs[SWITCH_SUBS];
+	char              bep[64], ep[256];
+	int               joined[2], ready[2], st[SWITCH_SUBS], k, v;
+	pid_t             pid, pids[SWITCH_SUBS];
+
+	ck_assert_int_eq(pipe(joined), 0);
+	ck_assert_int_eq(pipe(ready), 0);
+	a = (struct switch_arg){.joined_fd = joined[0]};
+	setenv("RMQ_FANOUT_LOG", "3", 1);
+	pid = spawn_server(RMQ_PUB, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_switch, &a, ep, sizeof(ep));
+	unsetenv("RMQ_FANOUT_LOG");
+	for (k = 0; k < SWITCH_SUBS; k++) {
+		st[k]    = -1;
+		subs[k]  = (struct switch_sub){.ep = ep, .ready_fd = ready[1]};
+		pids[k]  = spawn_child(switch_sub, &subs[k]);
+		ck_assert_msg(pipe_get(ready[0], &v, 30000) == 0,
+		              "%s: subscriber %d did not join", prov, k);
+		usleep(100000);
+	}
+	ck_assert_int_eq(pipe_put(joined[1], 1), 0);
+	reap_all(pids, st, SWITCH_SUBS, prov);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 static Suite *
 pubsub_suite(void)
 {
@@ -1122,6 +1257,7 @@ pubsub_suite(void)
 	tcase_add_loop_only(tc, test_three_publishers, 0, 2);
 	tcase_add_loop_only(tc, test_sub_killed, 0, 2);
 	tcase_add_loop_only(tc, test_64_subscribers, 0, 2);
+	tcase_add_loop_only(tc, test_log_switch, 0, 3);
 	suite_add_tcase(s, tc);
 	if (getenv("RMQ_TEST_STRESS") != NULL) {
 		tc = tcase_create("stress");

@@ -26,9 +26,9 @@ LAYERS = [
     ["lib/conn/*.[ch]"],
     ["lib/paths/*.[ch]"],
     ["lib/xfer.[ch]"],
-    ["lib/pattern.[ch]"],
+    ["lib/pattern.[ch]", "lib/pattern_rma.c"],
     ["lib/sock.c", "lib/events.[ch]"],
-    ["patterns/*.c"],
+    ["patterns/*.[ch]"],
 ]
 # Below every layer: the public API, the config, the provider rows, and
 # what meson generates.

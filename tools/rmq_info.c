@@ -284,6 +284,17 @@ print_table(const struct rmq_caps *c, const struct rmq_config *cfg,
 		           : "");
 	else
 		printf("path table, %s:\n", name);
+	if (strcmp(section, "pubsub") == 0) {
+		if (t.fanout_log > 0)
+			printf("    fan-out log  from %d subscribers  %s\n",
+			       t.fanout_log,
+			       src_text(cfg, t.src[RMQ_TH_FANOUT], s1,
+			                sizeof(s1)));
+		else
+			printf("    fan-out log  never  %s\n",
+			       src_text(cfg, t.src[RMQ_TH_FANOUT], s1,
+			                sizeof(s1)));
+	}
 	if (t.force >= 0) {
 		printf("    every size  %-10s  forced (%s)\n",
 		       rmq_path_name(t.force),

@@ -27,6 +27,7 @@
 #include "ctx.h"
 #include "path_ops.h"
 #include "pattern_ops.h"
+#include "pattern_ops.h"
 #include "socket.h"
 #include "util.h"
 
@@ -612,7 +613,9 @@ closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 
 	if (p->state != RMQ_PEER_CLOSING)
 		return;
-	if (p->recvd >= p->chan.bye_count) {
+	if (p->recvd >= p->chan.bye_count &&
+	    (s->pat->peer_quiet == NULL ||
+	     s->pat->peer_quiet(s->pstate, s, p, p->pat))) {
 		if (p->chan.src.fd >= 0)
 			(void) write_all(p->chan.src.fd, b,
 			                 rmq_ctrl_encode_bye_ack(b), 100);

@@ -1,0 +1,168 @@
+/*
+ * PUB/SUB's state, shared by pubsub.c (subscriptions, push fan-out) and
+ * fanout.c (the log subscribers read with fi_read).  Private to patterns/.
+ */
+#ifndef RMQ_PUBSUB_H
+#define RMQ_PUBSUB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string.h>
+
+#include "pattern.h"
+
+/* Control frames (RMQ_CK_PAT bodies): u8 op | u32 seq | body. */
+#define SUB_OP_SUBSCRIBE   1 /* SUB -> PUB: prefix */
+#define SUB_OP_UNSUBSCRIBE 2 /* SUB -> PUB: prefix */
+#define SUB_OP_SYNC        3 /* SUB -> PUB: the connect-time ones are in */
+#define SUB_OP_ACK         4 /* PUB -> SUB: every frame up to seq applied */
+#define SUB_OP_LOG         5 /* PUB -> SUB: read my log (fanout.c) */
+
+#define SUB_FRAME_HDR      5    /* op + seq */
+#define SUB_PREFIX_MAX     1000 /* bytes in one prefix */
+
+#define PS_LOG_SUBS        64   /* log subscribers a PUB has; the rest are
+                                 * pushed to */
+
+struct prefix {
+	uint8_t *b;
+	size_t   len;
+	uint32_t count; /* SUB: times subscribed */
+};
+
+struct prefixes {
+	struct prefix *v;
+	int            n, cap;
+	int            nall; /* of length 0: everything matches */
+};
+
+bool ps_match(const struct prefixes *ps, const uint8_t *b, size_t len);
+size_t ps_frame(uint8_t *b, int op, uint32_t seq, const void *body,
+                size_t len);
+
+/* ---- PUB ---- */
+
+enum { PS_PUSH = 0, PS_LOG };
+
+struct pub_peer {
+	struct rmq_peer *p;
+	struct prefixes  subs;
+	bool             synced; /* its connect-time subscriptions are in */
+	/* fanout.c */
+	int              mode;   /* PS_* */
+	int              idx;    /* its bit in the log's masks */
+	uint64_t         cursor; /* the next entry it will read, as it said */
+	uint64_t         took;   /* entries for it it took, as it said */
+	uint64_t         marked; /* entries marked for it */
+	uint64_t         mprev;  /* of them, before cursor */
+	uint64_t        *cm;     /* [seq % slots]: marked before seq */
+};
+
+struct ps_log;
+
+struct pub_state {
+	struct pub_peer **subs; /* live subscribers */
+	int               nsubs, cap;
+	uint32_t         *ids;  /* a send's snapshot of their peer ids */
+	int               ids_cap;
+	int               nodrop;
+	struct ps_log    *log;  /* NULL until fan-out reaches the threshold */
+};
+
+/* ---- the log (fanout.c, fanout_read.c) ---- */
+
+/* An entry: H, mask, len, flags, payload or out-of-line address and key,
+ * ..., T (fanout.c says how they are written and read). */
+#define E_H      0
+#define E_MASK   8
+#define E_LEN    16
+#define E_FLAGS  20
+#define E_BODY   24
+#define E_TAIL   32          /* H, mask, len, flags + T */
+#define E_F_OOL  1u
+#define E_BUSY   UINT64_MAX
+#define E_GONE   (UINT64_MAX - 1) /* T: retired early, step over it */
+
+#define CELL     32          /* cursor, took, check, pad */
+#define LOG_FRAME (SUB_FRAME_HDR + 3 * 4 + 6 * 8)
+static inline uint64_t
+ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void
+st64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static inline uint64_t
+cell_check(uint64_t c, uint64_t t)
+{
+	return ~c ^ (t * 0x9e3779b97f4a7c15ull);
+}
+
+/* A pattern frame to p (ps_frame), failing p if it cannot go. */
+void ps_tell(struct rmq_socket *s, struct rmq_peer *p, int op,
+             const void *body, size_t len);
+
+/* fanout.c, publisher side. */
+/* Start the log if the subscribers reached the threshold; move every
+ * synced push subscriber to it (room permitting).  0 or -error. */
+int  ps_log_maybe_start(struct rmq_socket *s, struct pub_state *st);
+/* A subscriber synced: onto the log if there is one. */
+void ps_log_join(struct rmq_socket *s, struct pub_state *st,
+                 struct pub_peer *sp);
+void ps_log_leave(struct pub_state *st, struct pub_peer *sp);
+/* Append one message for the log subscribers: 0, or -RMQ_EAGAIN when
+ * RMQ_NODROP waited in vain (nothing appended). */
+int  ps_log_append(struct rmq_socket *s, struct pub_state *st,
+                   const uint8_t *b, size_t len, int flags);
+/* RMQ_NODROP: could a message every subscriber takes go now? */
+bool ps_log_room(struct rmq_socket *s, struct pub_state *st);
+bool ps_log_flushed(struct pub_state *st);
+/* Subscribers on the log. */
+int  ps_log_count(const struct pub_state *st);
+void ps_log_free(struct pub_state *st);
+
+/* ---- SUB ---- */
+
+struct ps_reader;
+
+struct sub_peer {
+	struct rmq_peer  *p;
+	uint32_t          want;  /* the last frame sent to it */
+	uint32_t          acked; /* the last frame it applied */
+	struct ps_reader *rd;    /* reading its log (fanout.c), or NULL */
+};
+
+struct sub_state {
+	struct prefixes   subs;
+	uint32_t          seq;
+	struct sub_peer **pubs; /* live publishers */
+	int               npubs, cap;
+	struct ps_reader *readers; /* every reader not yet freed */
+};
+
+/* fanout.c, subscriber side: a LOG frame from sp's publisher: 0 or
+ * -RMQ_EPROTO. */
+int  ps_reader_frame(struct rmq_socket *s, struct sub_state *st,
+                     struct sub_peer *sp, const uint8_t *body, size_t len);
+/* No read or write of sp's publisher's memory is under way (it said BYE:
+ * nothing new starts). */
+bool ps_reader_quiet(const struct sub_peer *sp);
+/* sp's publisher is gone. */
+void ps_reader_gone(struct sub_state *st, struct sub_peer *sp);
+/* The socket is closing: no new read or write; true once none is under
+ * way (a read the publisher serves lands in our memory). */
+bool ps_readers_stop(struct sub_state *st);
+/* The socket closed (its endpoint first): free every reader. */
+void ps_readers_free(struct sub_state *st);
+
+#endif /* RMQ_PUBSUB_H */
