@@ -274,7 +274,7 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "fanout.slot_size", RMQ_SCHEMA_SIZE, 64, 64 * KiB, 512, NULL,
 	    FIELD(fanout_slot_size),
 	    "bytes per log entry (rounded down to a multiple of 8); a payload "
-	    "over slot_size - 32 is copied into memory registered for it" },
+	    "over slot_size - 40 is copied into memory registered for it" },
 	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, 64, NULL, FIELD(ring_slots),
 	    "slots in each peer's receive ring; 0 = no ring" },
 	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,

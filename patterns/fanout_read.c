@@ -12,7 +12,7 @@
 #include "util.h"
 #include "wire.h"
 
-#define RD_BATCH     16        /* entries one read copies */
+#define RD_BATCH     16        /* entries one read copies, at most: */
 #define RD_IDLE_MIN  10000     /* ns to the next look after an empty read, */
 #define RD_IDLE_MAX  1000000   /* doubling up to this while none has data */
 #define RD_FAILS_MAX 1000      /* reads failing in a row: give up */
@@ -39,8 +39,15 @@ struct ps_reader {
 	bool                  dirty;     /* a cursor to write after this */
 	int                   state;
 	unsigned              fails;     /* reads failed in a row */
+	unsigned              torn;      /* copies of one entry that did not
+	                                  * check out, in a row */
 	bool                  closing;   /* our socket closes: no more */
 	int64_t               idle_ns;   /* the next look's delay */
+	uint32_t              batch;     /* entries the next read copies:
+	                                  * twice what the last one found, so
+	                                  * a reader that keeps up does not
+	                                  * copy (and contend for) entries
+	                                  * still being written */
 };
 
 static void rd_kick(struct ps_reader *r);
@@ -193,23 +200,33 @@ rd_take(struct ps_reader *r, uint32_t n, bool *got)
 				return false;
 			continue;
 		}
-		*got = true;
+		memcpy(&len, e + E_LEN, 4);
+		memcpy(&fl, e + E_FLAGS, 4);
+		/* A copy that raced a rewrite: again (a length beyond the
+		 * entry is one, or a bad publisher's). */
+		if ((!(fl & E_F_OOL) && len > r->Z - E_TAIL) ||
+		    ld64(e + E_SUM) !=
+		        ps_entry_sum(want - 1, e, (fl & E_F_OOL) ? 16 : len)) {
+			if (++r->torn == RD_FAILS_MAX) {
+				rmq_log(RMQ_LOG_WARN, "sub: a publisher's log "
+				        "entry never checks out: reading it no "
+				        "more");
+				r->state = RD_FAILED;
+			}
+			return false;
+		}
+		r->torn = 0;
+		*got    = true;
 		if (!(ld64(e + E_MASK) & (1ull << r->idx))) {
 			r->next++; /* not for us */
 			continue;
 		}
-		memcpy(&len, e + E_LEN, 4);
-		memcpy(&fl, e + E_FLAGS, 4);
 		if (fl & E_F_OOL) {
 			rc = rd_big(r, e, len);
 			if (rc == -RMQ_EAGAIN || rc == -RMQ_ENOMEM)
 				rmq_pat_timer_at(r->tm, rmq_pat_now());
 			else if (rc != 0)
 				rd_skip(r, E_BUSY); /* its block is gone */
-			return false;
-		}
-		if (len > r->Z - E_TAIL) {
-			r->state = RD_FAILED; /* a bad entry: read no more */
 			return false;
 		}
 		heap = malloc(len ? len : 1);
@@ -247,9 +264,10 @@ static void
 rd_done(void *arg, int status)
 {
 	struct ps_reader *r   = arg;
-	bool              got = false;
+	bool              got = false, took;
 	int64_t           now;
-	uint32_t          slot;
+	uint64_t          before;
+	uint32_t          slot, n;
 
 	if (rd_reap(r))
 		return;
@@ -302,8 +320,12 @@ rd_done(void *arg, int status)
 		r->state = RD_RUN;
 		rd_big_checked(r);
 		got = true;
-	} else if (r->state == RD_RUN && !rd_take(r, r->nread, &got)) {
-		if (r->state == RD_BIG || r->state == RD_FAILED)
+	} else if (r->state == RD_RUN) {
+		before   = r->next;
+		took     = rd_take(r, r->nread, &got);
+		n        = (uint32_t) (r->next - before);
+		r->batch = n >= RD_BATCH / 2 ? RD_BATCH : n < 1 ? 2 : 2 * n;
+		if (!took && (r->state == RD_BIG || r->state == RD_FAILED))
 			return;
 	}
 	/* Tell the publisher where we are: every eighth of the log, and
@@ -354,7 +376,8 @@ rd_kick(struct ps_reader *r)
 		return;
 	}
 	slot = (uint32_t) (r->next % r->S);
-	n    = r->S - slot < RD_BATCH ? r->S - slot : RD_BATCH;
+	n    = r->batch != 0 ? r->batch : RD_BATCH;
+	n    = r->S - slot < n ? r->S - slot : n;
 	rc   = rmq_pat_read(r->rd, r->sp->p, r->buf, 0, (size_t) n * r->Z,
 	                    r->raddr + (uint64_t) slot * r->Z, r->rkey);
 	if (rc == 0)

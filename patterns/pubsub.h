@@ -79,13 +79,49 @@ struct pub_state {
 #define E_MASK   8
 #define E_LEN    16
 #define E_FLAGS  20
-#define E_BODY   24
-#define E_TAIL   32          /* H, mask, len, flags + T */
+#define E_SUM    24          /* ps_entry_sum of the rest */
+#define E_BODY   32
+#define E_TAIL   40          /* H, mask, len, flags, sum + T */
 #define E_F_OOL  1u
 #define E_BUSY   UINT64_MAX
 #define E_GONE   (UINT64_MAX - 1) /* T: retired early, step over it */
 
 #define CELL     32          /* cursor, took, check, pad */
+
+/*
+ * An entry's checksum: seq, mask, len and flags, and the body (blen
+ * bytes: the payload, or the out-of-line address and key).  A copy that
+ * raced a rewrite can pass the H and T test where the copy was not made
+ * in address order (a CPU's fast string copy need not be): it does not
+ * pass this one.
+ */
+static inline uint64_t
+ps_entry_sum(uint64_t seq, const uint8_t *e, size_t blen)
+{
+	const uint64_t k = 0x9e3779b97f4a7c15ull;
+	uint64_t       h = seq * k, w;
+	size_t         i;
+
+	memcpy(&w, e + 8, 8);   /* mask */
+	h = (h ^ w) * k;
+	h ^= h >> 32;
+	memcpy(&w, e + 16, 8);  /* len, flags */
+	h = (h ^ w) * k;
+	h ^= h >> 32;
+	for (i = 0; i + 8 <= blen; i += 8) {
+		memcpy(&w, e + 32 + i, 8);
+		h = (h ^ w) * k;
+		h ^= h >> 32;
+	}
+	if (i < blen) {
+		w = 0;
+		memcpy(&w, e + 32 + i, blen - i);
+		h = (h ^ w) * k;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
 #define LOG_FRAME (SUB_FRAME_HDR + 3 * 4 + 6 * 8)
 static inline uint64_t
 ld64(const uint8_t *p)
