@@ -186,6 +186,10 @@ struct rmq_stats {
 /* Context.  config_path NULL: $RMQ_CONFIG if set, else built-in defaults. */
 RMQ_API int rmq_ctx_new(rmq_ctx **ctx, const char *config_path);
 RMQ_API int rmq_ctx_destroy(rmq_ctx *ctx);
+/* Every call blocked on a socket of ctx returns -RMQ_ECLOSED at once, and
+ * every later send, receive, bind, connect or poll of them does too; close
+ * the sockets, then rmq_ctx_destroy (ZeroMQ's zmq_ctx_shutdown). */
+RMQ_API int rmq_ctx_shutdown(rmq_ctx *ctx);
 
 /* Sockets. */
 RMQ_API int rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **s);

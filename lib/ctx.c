@@ -3,9 +3,12 @@
  * and the patterns there are), the progress thread, and the domains its
  * sockets share (dom.c).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "caps.h"
 #include "ctx.h"
@@ -111,12 +114,18 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		rmq_log(RMQ_LOG_ERROR, "%s", err);
 		goto fail;
 	}
+	ctx->shut_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ctx->shut_fd < 0) {
+		rc = -errno;
+		goto fail;
+	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	rc = rmq_thread_start(&ctx->progress,
 	                      ctx->cfg.progress_mode == RMQ_CFG_PROGRESS_THREAD,
 	                      ctx->cfg.thread_sleep_us);
 	if (rc != 0) {
 		pthread_mutex_destroy(&ctx->lock);
+		close(ctx->shut_fd);
 		goto fail;
 	}
 	*ctxp = ctx;
@@ -124,6 +133,21 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 fail:
 	free(ctx);
 	return rc;
+}
+
+int
+rmq_ctx_shutdown(rmq_ctx *ctx)
+{
+	uint64_t one = 1;
+
+	if (ctx == NULL)
+		return -RMQ_EINVAL;
+	if (atomic_exchange(&ctx->shut, true))
+		return 0;
+	/* Wakes every wait asleep in poll(2): the fd is in each set. */
+	if (write(ctx->shut_fd, &one, sizeof(one)) != (ssize_t) sizeof(one))
+		return -errno;
+	return 0;
 }
 
 int
@@ -141,6 +165,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 	rmq_thread_stop(&ctx->progress);
 	pthread_mutex_destroy(&ctx->lock);
+	close(ctx->shut_fd);
 	/* Slabs still held by messages need no topology to be freed. */
 	rmq_numa_close(&ctx->numa);
 	free(ctx);

@@ -40,6 +40,9 @@ struct rmq_ctx {
 	struct rmq_numa   numa;      /* loaded at the first domain */
 	bool              numa_tried;
 	struct rmq_thread progress;  /* progress: thread; fixed at rmq_ctx_new */
+	atomic_bool       shut;      /* rmq_ctx_shutdown was called */
+	int               shut_fd;   /* an eventfd, readable from then on:
+	                              * in every wait's poll set */
 };
 
 /*

@@ -112,6 +112,9 @@ rmq_poll(rmq_pollitem *items, int nitems, long timeout_ms)
 	for (i = 0; i < nitems; i++) {
 		if (items[i].socket == NULL && items[i].fd < 0)
 			return -RMQ_EINVAL;
+		if (items[i].socket != NULL &&
+		    atomic_load(&items[i].socket->ctx->shut))
+			return -RMQ_ECLOSED; /* rmq_ctx_shutdown */
 		items[i].revents = 0;
 	}
 	if (nitems > POLL_STACK) {

@@ -738,6 +738,9 @@ rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
 		rc = cond(arg);
 		if (rc != 0)
 			return rc > 0 ? 0 : rc;
+		for (i = 0; i < nr; i++)
+			if (rs[i]->stop != NULL && atomic_load(rs[i]->stop))
+				return -RMQ_ECLOSED;
 		for (i = 0, n = 0; i < nr; i++)
 			n += rmq_reactor_progress(rs[i]);
 		if (n > 0)
@@ -765,6 +768,8 @@ rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
 		rc = cond(arg);
 		if (rc != 0)
 			return rc > 0 ? 0 : rc;
+		if (r->stop != NULL && atomic_load(r->stop))
+			return -RMQ_ECLOSED; /* rmq_ctx_shutdown */
 		if (rmq_reactor_progress(r) > 0)
 			continue;
 		if ((flags & RMQ_WAIT_IDLE) && r->idle != NULL) {

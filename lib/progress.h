@@ -27,6 +27,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -118,6 +119,10 @@ struct rmq_reactor {
 	 * CQ wait fd (or, with none, a 1 ms timer) and a kick eventfd. */
 	int                ep_fd, kick_fd, tick_fd;
 	int                tick_ms; /* the timer's next period */
+
+	/* Set (rmq_ctx_shutdown): every wait returns -RMQ_ECLOSED.  NULL:
+	 * never (a closing socket's waits linger all the same). */
+	const atomic_bool *stop;
 
 	/* progress: thread -- held by every API call and tried by the
 	 * progress thread (thread.c), which never waits for it. */

@@ -39,6 +39,15 @@ struct sock_block {
 	struct rmq_rxcache rx;
 };
 
+/* The context's shutdown fd woke a wait: the wait itself returns. */
+static void
+shut_ready(struct rmq_source *src, short revents, void *owner)
+{
+	RMQ_UNUSED(src);
+	RMQ_UNUSED(revents);
+	RMQ_UNUSED(owner);
+}
+
 int
 rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 {
@@ -91,6 +100,15 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	rmq_path_opts_init(&s->popts);
 	rmq_reactor_init(&s->reactor, s);
 	s->reactor.spin_us = s->spin_us;
+	/* rmq_ctx_shutdown: every wait of ours returns, a sleeping one too. */
+	s->reactor.stop = &ctx->shut;
+	if ((rc = rmq_source_add(&s->reactor, &s->shut_src, ctx->shut_fd,
+	                         shut_ready)) < 0) {
+		rmq_reactor_fini(&s->reactor);
+		free(s->pstate);
+		free(rmq_container_of(s, struct sock_block, s));
+		return rc;
+	}
 	s->reactor.on_imm  = rmq_xfer_imm;
 	s->reactor.idle    = rmq_xfer_pull_pending;
 	rmq_xfer_init(s);
@@ -264,6 +282,10 @@ rmq_close_locked(rmq_socket *s)
 {
 	struct rmq_waiter w;
 	int               rc;
+
+	/* After rmq_ctx_shutdown too, close lingers as it says. */
+	rmq_source_remove(&s->reactor, &s->shut_src);
+	s->reactor.stop = NULL;
 
 	/* Linger: let sends in flight finish (peers read our rendezvous). */
 	rmq_waiter_init(&w, s->linger);
@@ -677,6 +699,8 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	do {                             \
 		if ((s) == NULL)             \
 			return -RMQ_EINVAL;      \
+		if (atomic_load(&(s)->ctx->shut)) \
+			return -RMQ_ECLOSED;     \
 		api_lock(s);                 \
 		rc = (call);                 \
 		rmq_sock_fd_after(s);        \
@@ -689,6 +713,8 @@ rmq_bind(rmq_socket *s, const char *endpoint)
 {
 	int rc;
 
+	if (s != NULL && atomic_load(&s->ctx->shut))
+		return -RMQ_ECLOSED;
 	RMQ_LOCKED(s, rmq_bind_locked(s, endpoint));
 }
 
@@ -697,6 +723,8 @@ rmq_connect(rmq_socket *s, const char *endpoint)
 {
 	int rc;
 
+	if (s != NULL && atomic_load(&s->ctx->shut))
+		return -RMQ_ECLOSED;
 	RMQ_LOCKED(s, rmq_connect_locked(s, endpoint));
 }
 

@@ -97,6 +97,7 @@ struct rmq_socket {
 	int                rr_rx;     /* fair queue (recv) */
 
 	struct rmq_stats   stats;
+	struct rmq_source  shut_src; /* the context's shutdown fd */
 };
 
 /*

@@ -628,6 +628,109 @@ START_TEST(test_threads_share_a_context_tcp)
 }
 END_TEST
 
+/* ---- rmq_ctx_shutdown: blocked calls return, later ones fail ---- */
+
+struct blocked {
+	rmq_socket *s;
+	int         poll;   /* wait in rmq_poll instead of rmq_recv */
+	ssize_t     rc;
+	double      t;      /* when it returned */
+};
+
+static void *
+block_in(void *arg)
+{
+	struct blocked *b = arg;
+	rmq_pollitem    it = {.socket = b->s, .events = RMQ_POLLIN};
+	char            buf[16];
+
+	b->rc = b->poll ? rmq_poll(&it, 1, -1)
+	                : rmq_recv(b->s, buf, sizeof(buf), 0);
+	b->t  = test_now();
+	return NULL;
+}
+
+/* _i: provider.  A PULL with nobody pushing and a PAIR with a silent
+ * peer wait forever (one in rmq_recv, one in rmq_poll); rmq_ctx_shutdown
+ * from another thread ends both with -RMQ_ECLOSED. */
+static void
+shutdown_ends_waits(const char *prov)
+{
+	rmq_ctx       *ctx, *other;
+	rmq_socket    *pull, *pair, *peer;
+	struct blocked b[2], pb;
+	pthread_t      th[2], pth;
+	char           bep[64], ep[256];
+	size_t         len = sizeof(ep);
+	double         t0;
+	int            k, one = 1, tmo = 1500;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_ctx_new(&other, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &pull), 0);
+	ck_assert_int_eq(rmq_bind(pull, bind_addr(prov, bep, sizeof(bep))),
+	                 0);
+	ck_assert_int_eq(rmq_socket_open(other, RMQ_PAIR, &peer), 0);
+	ck_assert_int_eq(rmq_bind(peer, bind_addr(prov, bep, sizeof(bep))),
+	                 0);
+	ck_assert_int_eq(rmq_getopt(peer, RMQ_LAST_ENDPOINT, ep, &len), 0);
+	/* Its own thread answers the handshake (progress: inline). */
+	pb = (struct blocked){.s = peer, .poll = 0};
+	ck_assert_int_eq(rmq_setopt(peer, RMQ_RCVTIMEO, &tmo, sizeof(tmo)), 0);
+	ck_assert_int_eq(pthread_create(&pth, NULL, block_in, &pb), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &pair), 0);
+	ck_assert_int_eq(rmq_connect(pair, ep), 0);
+	b[0] = (struct blocked){.s = pull, .poll = 0};
+	b[1] = (struct blocked){.s = pair, .poll = 1};
+	for (k = 0; k < 2; k++)
+		ck_assert_int_eq(pthread_create(&th[k], NULL, block_in, &b[k]),
+		                 0);
+	usleep(300000); /* both asleep by now */
+	t0 = test_now();
+	ck_assert_int_eq(rmq_ctx_shutdown(ctx), 0);
+	ck_assert_int_eq(rmq_ctx_shutdown(ctx), 0); /* again: no harm */
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(pthread_join(th[k], NULL), 0);
+		ck_assert_msg(b[k].rc == -RMQ_ECLOSED, "%s: %s returned %zd",
+		              prov, b[k].poll ? "rmq_poll" : "rmq_recv",
+		              b[k].rc);
+		ck_assert_msg(b[k].t - t0 < 1.0, "%s: %s took %.3f s", prov,
+		              b[k].poll ? "rmq_poll" : "rmq_recv", b[k].t - t0);
+	}
+	/* Later calls fail alike, even those that would not block. */
+	ck_assert_int_eq(rmq_send(pair, "x", 1, RMQ_DONTWAIT), -RMQ_ECLOSED);
+	ck_assert_int_eq(rmq_recv(pull, bep, sizeof(bep), RMQ_DONTWAIT),
+	                 -RMQ_ECLOSED);
+	ck_assert_int_eq(rmq_connect(pull, ep), -RMQ_ECLOSED);
+	ck_assert_int_eq(rmq_bind(pair, bind_addr(prov, bep, sizeof(bep))),
+	                 -RMQ_ECLOSED);
+	ck_assert_str_eq(rmq_strerror(-RMQ_ECLOSED),
+	                 rmq_strerror(-RMQ_ECLOSED));
+	/* The other context goes on (its receive times out as set, or sees
+	 * our PAIR go); ours closes and goes. */
+	ck_assert_int_eq(pthread_join(pth, NULL), 0);
+	ck_assert_msg(pb.rc == -RMQ_EAGAIN || pb.rc == -RMQ_ECONNRESET,
+	              "%s: the other context's rmq_recv: %zd", prov, pb.rc);
+	ck_assert_int_eq(rmq_setopt(peer, RMQ_LINGER, &one, sizeof(one)), 0);
+	ck_assert_int_eq(rmq_close(pull), 0);
+	ck_assert_int_eq(rmq_close(pair), 0);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(rmq_close(peer), 0);
+	ck_assert_int_eq(rmq_ctx_destroy(other), 0);
+}
+
+START_TEST(test_shutdown_ends_waits_shm)
+{
+	shutdown_ends_waits("shm");
+}
+END_TEST
+
+START_TEST(test_shutdown_ends_waits_tcp)
+{
+	shutdown_ends_waits("tcp");
+}
+END_TEST
+
 static Suite *
 ctx_suite(void)
 {
@@ -643,6 +746,8 @@ ctx_suite(void)
 	tcase_add_test(tc, test_pattern_sections);
 	tcase_add_test(tc, test_threads_share_a_context_shm);
 	tcase_add_test(tc, test_threads_share_a_context_tcp);
+	tcase_add_test(tc, test_shutdown_ends_waits_shm);
+	tcase_add_test(tc, test_shutdown_ends_waits_tcp);
 	tcase_add_test(tc, test_provider_order);
 	tcase_add_test(tc, test_interface_knob_tcp);
 	tcase_add_test(tc, test_interface_knob_sockets);
