@@ -9,15 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rmq.h" /* enum rmq_log_level */
+
 #define RMQ_CFG_STR_MAX 64
 #define RMQ_CFG_ERR_MAX 512
 
-enum rmq_log_level {
-	RMQ_LOG_ERROR = 0,
-	RMQ_LOG_WARN  = 1,
-	RMQ_LOG_INFO  = 2,
-	RMQ_LOG_DEBUG = 3,
-};
 
 enum rmq_cfg_progress {
 	RMQ_CFG_PROGRESS_INLINE = 0,

@@ -50,6 +50,7 @@ static const struct rmq_schema_choice providers[] = {
 };
 
 static const struct rmq_schema_choice log_levels[] = {
+	{ "off", RMQ_LOG_OFF },
 	{ "error", RMQ_LOG_ERROR },
 	{ "warn", RMQ_LOG_WARN },
 	{ "info", RMQ_LOG_INFO },
@@ -243,7 +244,8 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "efa: the device, as fi_info names its domain (e.g. "
 	    "rdmap0s6-rdm); empty = the provider's first", check_domain, "" },
 	{ "log", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
-	    FIELD(log_level), "least severe message that is logged" },
+	    FIELD(log_level),
+	    "least severe message that is logged; off = none" },
 	{ "thresholds.inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0, NULL,
 	    FIELD(inject_max),
 	    "largest payload sent with fi_inject; 0 = the provider's value" },

@@ -183,6 +183,22 @@ struct rmq_stats {
 	uint64_t reserved[10];
 };
 
+/*
+ * Logging.  librmq logs at most at the level of the config's log key (or
+ * RMQ_LOG: off, error, warn -- the default --, info, debug), to stderr,
+ * or to fn(level, message, arg) once set (NULL: stderr again).  Set it
+ * before other threads call librmq; messages have no newline.
+ */
+enum rmq_log_level {
+	RMQ_LOG_OFF   = -1, /* nothing */
+	RMQ_LOG_ERROR = 0,
+	RMQ_LOG_WARN  = 1,
+	RMQ_LOG_INFO  = 2,
+	RMQ_LOG_DEBUG = 3,
+};
+typedef void (*rmq_log_fn)(int level, const char *message, void *arg);
+RMQ_API void rmq_set_log_fn(rmq_log_fn fn, void *arg);
+
 /* Context.  config_path NULL: $RMQ_CONFIG if set, else built-in defaults. */
 RMQ_API int rmq_ctx_new(rmq_ctx **ctx, const char *config_path);
 RMQ_API int rmq_ctx_destroy(rmq_ctx *ctx);

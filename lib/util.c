@@ -16,6 +16,8 @@
 #include "util.h"
 
 static atomic_int rmq_log_level = RMQ_LOG_WARN;
+static rmq_log_fn log_fn;  /* rmq_set_log_fn; NULL: stderr */
+static void      *log_arg;
 
 void
 rmq_log_set_level(int level)
@@ -28,15 +30,26 @@ rmq_log(int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"error", "warning", "info",
 	                                    "debug"};
-	char    line[512];
-	va_list ap;
+	rmq_log_fn fn = log_fn;
+	char       line[512];
+	va_list    ap;
 
 	if (level > atomic_load(&rmq_log_level))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "librmq: %s: %s\n", names[level], line);
+	if (fn != NULL)
+		fn(level, line, log_arg);
+	else
+		fprintf(stderr, "librmq: %s: %s\n", names[level], line);
+}
+
+void
+rmq_set_log_fn(rmq_log_fn fn, void *arg)
+{
+	log_arg = arg;
+	log_fn  = fn;
 }
 
 int64_t

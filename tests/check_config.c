@@ -700,7 +700,7 @@ END_TEST
 START_TEST(test_err_sequence)
 {
 	check_file_error("config_sequence.yaml",
-	    "config_sequence.yaml:2:3: log: expected one of "
+	    "config_sequence.yaml:2:3: log: expected one of off, "
 	    "error, warn, info, debug, got a sequence");
 }
 END_TEST
@@ -782,7 +782,7 @@ START_TEST(test_err_long_value)
 	check_str_error(
 	    "log: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaa\n",
-	    "t:1:6: log: expected one of error, warn, info, "
+	    "t:1:6: log: expected one of off, error, warn, info, "
 	    "debug, got "
 	    "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
 }
@@ -1105,7 +1105,7 @@ START_TEST(test_env_out_of_range)
 	setenv("RMQ_LOG", "loud", 1);
 	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), -RMQ_ECONFIG);
 	ck_assert_str_eq(err,
-	    "RMQ_LOG: expected one of error, warn, info, "
+	    "RMQ_LOG: expected one of off, error, warn, info, "
 	    "debug, got 'loud'");
 }
 END_TEST

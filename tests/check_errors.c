@@ -5,6 +5,8 @@
  * it at build time by fi_errnos.py).
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_errno.h>
@@ -90,6 +92,52 @@ START_TEST(test_errno_texts)
 }
 END_TEST
 
+/* ---- logging: a callback, and off ---- */
+
+struct logged {
+	int  n, level;
+	char msg[256];
+};
+
+static void
+catch_log(int level, const char *message, void *arg)
+{
+	struct logged *l = arg;
+
+	l->n++;
+	l->level = level;
+	snprintf(l->msg, sizeof(l->msg), "%s", message);
+}
+
+/* A socket type that does not exist is logged as an error: to the
+ * callback, with its level and text, and nowhere once RMQ_LOG=off. */
+START_TEST(test_log_fn_and_off)
+{
+	struct logged l = {0};
+	rmq_ctx      *ctx;
+	rmq_socket   *s;
+
+	rmq_set_log_fn(catch_log, &l);
+	unsetenv("RMQ_LOG");
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, 99, &s), -RMQ_EINVAL);
+	ck_assert_int_eq(l.n, 1);
+	ck_assert_int_eq(l.level, RMQ_LOG_ERROR);
+	ck_assert_msg(strstr(l.msg, "socket type 99") != NULL, "logged: %s",
+	              l.msg);
+	ck_assert_ptr_null(strchr(l.msg, '\n'));
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+
+	setenv("RMQ_LOG", "off", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, 99, &s), -RMQ_EINVAL);
+	ck_assert_int_eq(l.n, 1); /* nothing more */
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+	unsetenv("RMQ_LOG");
+	rmq_set_log_fn(NULL, NULL);
+}
+END_TEST
+
 static Suite *
 errors_suite(void)
 {
@@ -100,6 +148,7 @@ errors_suite(void)
 	tcase_add_test(tc, test_own_codes_apart);
 	tcase_add_test(tc, test_own_texts);
 	tcase_add_test(tc, test_errno_texts);
+	tcase_add_test(tc, test_log_fn_and_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
