@@ -1,7 +1,8 @@
 /*
  * REQ/REP semantics between real processes: several REQs served by one
- * REP (fair-queued, each gets its own reply), one REQ round-robining over
- * several REPs, and the state machine errors.
+ * REP (fair-queued, each gets its own reply; 64 of them on shm, tcp and
+ * sockets), one REQ round-robining over several REPs, and the state
+ * machine errors.
  */
 #include "testutil.h"
 #include "checkmain.h"
@@ -9,16 +10,15 @@
 #define NCLIENTS 3
 #define NREQ     50
 
-/* REP: answer "id:n" with "id:n:ok" for NCLIENTS * NREQ requests. */
+/* REP: answer "id:n" with "id:n:ok" for *arg requests. */
 static int
 serve_many(rmq_socket *s, void *arg)
 {
 	char    buf[64];
 	ssize_t n;
-	int     i, fails = 0;
+	int     i, fails = 0, total = *(int *) arg;
 
-	(void) arg;
-	for (i = 0; i < NCLIENTS * NREQ; i++) {
+	for (i = 0; i < total; i++) {
 		n = rmq_recv(s, buf, sizeof(buf) - 4, 0);
 		if (n <= 0) {
 			fails++;
@@ -31,16 +31,18 @@ serve_many(rmq_socket *s, void *arg)
 	return fails;
 }
 
+/* nclients REQs (at most 64), nreq requests each, on one REP. */
 static void
-many_clients(const char *prov)
+many_clients(const char *prov, int nclients, int nreq)
 {
 	char   bep[64], ep[256];
-	pid_t  server, clients[NCLIENTS];
-	int    c;
+	pid_t  server, clients[64];
+	int    c, total = nclients * nreq;
 
+	ck_assert_int_le(nclients, 64);
 	server = spawn_server(RMQ_REP, bind_addr(prov, bep, sizeof(bep)),
-	                      serve_many, NULL, ep, sizeof(ep));
-	for (c = 0; c < NCLIENTS; c++) {
+	                      serve_many, &total, ep, sizeof(ep));
+	for (c = 0; c < nclients; c++) {
 		clients[c] = fork();
 		ck_assert_int_ge(clients[c], 0);
 		if (clients[c] == 0) {
@@ -62,7 +64,7 @@ many_clients(const char *prov)
 				        rmq_strerror(rc));
 				_exit(91);
 			}
-			for (i = 0; i < NREQ; i++) {
+			for (i = 0; i < nreq; i++) {
 				snprintf(req, sizeof(req), "%d:%d", c, i);
 				snprintf(want, sizeof(want), "%s:ok", req);
 				if (rmq_send(s, req, strlen(req), 0) < 0) {
@@ -80,12 +82,12 @@ many_clients(const char *prov)
 		}
 	}
 	{
-		int st[NCLIENTS], sst;
+		int st[64], sst;
 
-		for (c = 0; c < NCLIENTS; c++)
+		for (c = 0; c < nclients; c++)
 			st[c] = reap(clients[c]);
 		sst = reap(server);
-		for (c = 0; c < NCLIENTS; c++)
+		for (c = 0; c < nclients; c++)
 			ck_assert_msg(st[c] == 0, "client %d: status %d "
 			              "(server %d)", c, st[c], sst);
 		ck_assert_int_eq(sst, 0);
@@ -94,13 +96,13 @@ many_clients(const char *prov)
 
 START_TEST(test_many_req_one_rep_shm)
 {
-	many_clients("shm");
+	many_clients("shm", NCLIENTS, NREQ);
 }
 END_TEST
 
 START_TEST(test_many_req_one_rep_tcp)
 {
-	many_clients("tcp");
+	many_clients("tcp", NCLIENTS, NREQ);
 }
 END_TEST
 
@@ -250,6 +252,15 @@ START_TEST(test_unknown_types_say_so)
 }
 END_TEST
 
+/* _i: provider.  64 REQs on one REP: each gets its own replies. */
+static const char *const provs64[] = {"shm", "tcp", "sockets"};
+
+START_TEST(test_64_req_one_rep)
+{
+	many_clients(provs64[_i], 64, 10);
+}
+END_TEST
+
 static Suite *
 reqrep_suite(void)
 {
@@ -259,6 +270,7 @@ reqrep_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_many_req_one_rep_shm);
 	tcase_add_test(tc, test_many_req_one_rep_tcp);
+	tcase_add_loop_test(tc, test_64_req_one_rep, 0, 3);
 	tcase_add_test(tc, test_one_req_round_robin_shm);
 	tcase_add_test(tc, test_one_req_round_robin_tcp);
 	tcase_add_test(tc, test_rep_send_first_is_efsm);

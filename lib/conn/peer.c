@@ -204,13 +204,21 @@ rmq_peer_release(struct rmq_socket *s, struct rmq_peer *p)
 void
 rmq_peers_destroy_all(struct rmq_socket *s)
 {
-	int i;
+	struct rmq_peer *p;
+	int              i;
 
-	for (i = 0; i < s->peers->cap; i++)
-		if (s->peers->slot[i] != NULL) {
-			s->peers->slot[i]->pending = 0;
-			rmq_peer_destroy(s, s->peers->slot[i]);
-		}
+	for (i = 0; i < s->peers->cap; i++) {
+		p = s->peers->slot[i];
+		if (p == NULL)
+			continue;
+		/* The pattern lets go of what it keeps for a peer still
+		 * there (a PUB's filters and log state). */
+		if ((p->state == RMQ_PEER_LIVE || p->state == RMQ_PEER_CLOSING) &&
+		    s->pat->peer_gone != NULL)
+			s->pat->peer_gone(s->pstate, s, p, p->pat);
+		p->pending = 0;
+		rmq_peer_destroy(s, p);
+	}
 	free(s->peers->slot);
 	free(s->peers->gen);
 	memset(s->peers, 0, sizeof(*s->peers));
