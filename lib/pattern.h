@@ -82,7 +82,6 @@ void            *rmq_pat_peer_state(const struct rmq_peer *p);
  * subscribers (thresholds.fanout_log; 0: never, or the provider cannot
  * do fi_read and fi_write)? */
 int  rmq_pat_fanout_log(const struct rmq_socket *s);
-bool rmq_pat_rma_ok(const struct rmq_socket *s);
 /* The log's entries and bytes per entry (fanout.slots, .slot_size). */
 void rmq_pat_log_shape(const struct rmq_socket *s, uint32_t *slots,
                        uint32_t *slot_size);

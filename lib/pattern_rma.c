@@ -18,6 +18,7 @@
 #include "conn/peer.h"
 #include "ep.h"
 #include "numa.h"
+#include "paths/tx.h"
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
@@ -51,12 +52,6 @@ struct rmq_pat_timer {
 	void              (*fn)(void *arg, int64_t now);
 	void               *arg;
 };
-
-bool
-rmq_pat_rma_ok(const struct rmq_socket *s)
-{
-	return s->paths.fanout_log > 0;
-}
 
 int
 rmq_pat_fanout_log(const struct rmq_socket *s)
@@ -367,17 +362,8 @@ int
 rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
                 size_t len)
 {
-	struct rmq_rxent *e;
+	struct rmq_rxent *e = rmq_rxent_new(s);
 
-	if (s->maxmsg >= 0 && len > (uint64_t) s->maxmsg) {
-		rmq_log(RMQ_LOG_WARN, "dropped a %zu-byte message from %s: "
-		        "larger than RMQ_MAXMSGSIZE %lld", len, p->name,
-		        (long long) s->maxmsg);
-		free(heap);
-		s->stats.dropped++;
-		return -RMQ_EMSGSIZE;
-	}
-	e = rmq_rxent_new(s);
 	if (e == NULL) {
 		free(heap);
 		s->stats.dropped++;
@@ -389,8 +375,7 @@ rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
 	e->heap     = heap;
 	e->data     = heap;
 	e->nocredit = true;
-	rmq_rxq_push(s, &p->q, e);
-	return 0;
+	return rmq_rx_accept(s, p, e); /* RMQ_MAXMSGSIZE as for any */
 }
 
 uint64_t

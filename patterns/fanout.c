@@ -111,7 +111,7 @@ settle(struct ps_log *lg, struct pub_peer *sp)
 	if (m - sp->mprev < took - sp->took)
 		return sp->cursor; /* took more than was marked: not so */
 	rmq_pat_count_drops(lg->s, m - sp->mprev - (took - sp->took));
-	sp->mprev  = cur == lg->head ? sp->marked : sp->cm[cur % lg->S];
+	sp->mprev  = m;
 	sp->cursor = cur;
 	sp->took   = took;
 	return cur;

@@ -139,6 +139,14 @@ rd_skip(struct ps_reader *r, uint64_t s_seen)
 		r->next = s_seen - r->S + 1;
 }
 
+/* The out-of-line payload under way is not taken. */
+static void
+rd_big_drop(struct ps_reader *r)
+{
+	rmq_pat_mem_free(r->big);
+	r->big = NULL;
+}
+
 /* An out-of-line payload: read it, then the entry again. */
 static int
 rd_big(struct ps_reader *r, const uint8_t *e, size_t len)
@@ -158,8 +166,7 @@ rd_big(struct ps_reader *r, const uint8_t *e, size_t len)
 	rc = rmq_pat_read(r->rd, r->sp->p, r->big, 0, len, ld64(e + E_BODY),
 	                  ld64(e + E_BODY + 8));
 	if (rc != 0) {
-		rmq_pat_mem_free(r->big);
-		r->big = NULL;
+		rd_big_drop(r);
 		return rc;
 	}
 	r->state = RD_BIG;
@@ -277,8 +284,7 @@ rd_done(void *arg, int status)
 		/* The payload landed (or its block is gone): the entry
 		 * again, to know it was not rewritten meanwhile. */
 		if (status != 0) {
-			rmq_pat_mem_free(r->big);
-			r->big   = NULL;
+			rd_big_drop(r);
 			r->state = RD_RUN;
 			rd_skip(r, E_BUSY);
 			rd_kick(r);
@@ -289,8 +295,7 @@ rd_done(void *arg, int status)
 		if (rmq_pat_read(r->rd, r->sp->p, r->buf, 0, r->Z,
 		                 r->raddr + (uint64_t) slot * r->Z,
 		                 r->rkey) != 0) {
-			rmq_pat_mem_free(r->big);
-			r->big   = NULL;
+			rd_big_drop(r);
 			r->state = RD_RUN;
 			rmq_pat_timer_at(r->tm, rmq_pat_now());
 		}
@@ -298,8 +303,7 @@ rd_done(void *arg, int status)
 	}
 	if (status != 0) {
 		if (r->state == RD_BIG_CHECK) {
-			rmq_pat_mem_free(r->big);
-			r->big   = NULL;
+			rd_big_drop(r);
 			r->state = RD_RUN;
 		}
 		/* Again in a while (tcp;ofi_rxm fails a read now and then

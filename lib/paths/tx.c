@@ -379,8 +379,9 @@ rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 		        "RMQ_MAXMSGSIZE %lld",
 		        e->len, p->name, (long long) s->maxmsg);
 		s->stats.dropped++;
+		if (!e->nocredit)
+			rmq_tx_consumed(s, p);
 		rmq_rxent_free(s, e);
-		rmq_tx_consumed(s, p);
 		return -RMQ_EMSGSIZE;
 	}
 	rmq_rxq_push(s, &p->q, e);

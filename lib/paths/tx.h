@@ -112,8 +112,8 @@ struct rmq_rxent *rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p,
                              uint32_t msgid);
 /*
  * Queue e from p unless it is larger than RMQ_MAXMSGSIZE: then it is
- * dropped (logged, counted, its credit given back), e freed, and
- * -RMQ_EMSGSIZE returned.
+ * dropped (logged, counted, its credit given back unless it took none),
+ * e freed, and -RMQ_EMSGSIZE returned.
  */
 int  rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p,
                    struct rmq_rxent *e);
