@@ -89,6 +89,7 @@ static const struct {
 	{ "RMQ_FANOUT_LOG", "thresholds.fanout_log" },
 	{ "RMQ_STRICT", "strict" },
 	{ "RMQ_SPIN_US", "progress.spin_us" },
+	{ "RMQ_COALESCE", "coalesce.enabled" },
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

@@ -120,6 +120,10 @@ struct rmq_config {
 	int      spin_us;        /* progress.spin_us before sleeping */
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
+	int      coalesce;       /* coalesce.enabled: pack queued messages */
+	int      coalesce_us;    /* coalesce.window_us: a send this soon after
+	                          * the last one to a peer joins a batch */
+	int      flush_us;       /* coalesce.flush_us: the flusher's period */
 	int      log_level;      /* log: error|warn|info|debug */
 	struct rmq_cfg_section named[RMQ_CFG_NAMED_MAX]; /* thresholds.sockets */
 	int      nnamed;

@@ -328,6 +328,19 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(thread_sleep_us),
 	    "thread mode: the progress thread's sleep when a round found "
 	    "nothing" },
+	{ "coalesce.enabled", RMQ_SCHEMA_ENUM, 0, 0, 1, booleans,
+	    FIELD(coalesce),
+	    "pack small messages sent back to back to one peer into one "
+	    "transfer (rmq_paths(7))" },
+	{ "coalesce.window_us", RMQ_SCHEMA_INT, 1, 1000000, 10, NULL,
+	    FIELD(coalesce_us),
+	    "a small message sent within this many microseconds of the last "
+	    "one to the same peer, with no message from it between, joins a "
+	    "batch" },
+	{ "coalesce.flush_us", RMQ_SCHEMA_INT, 1, 1000000, 100, NULL,
+	    FIELD(flush_us),
+	    "inline mode: a batch the application left queued is sent by the "
+	    "context's flusher thread after about this many microseconds" },
 };
 
 /* The offset and size of a field of struct rmq_cfg_paths. */

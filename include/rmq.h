@@ -180,7 +180,9 @@ struct rmq_stats {
 	uint64_t proto_errors;     /* malformed messages from peers */
 	uint64_t dropped;          /* messages discarded (see rmq(7)) */
 	uint64_t eagain;           /* provider -FI_EAGAIN retries */
-	uint64_t reserved[10];
+	uint64_t coalesced;        /* messages sent packed with others into
+	                            * one transfer (coalescing, rmq_paths(7)) */
+	uint64_t reserved[9];
 };
 
 /*

@@ -120,9 +120,13 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		goto fail;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
-	rc = rmq_thread_start(&ctx->progress,
-	                      ctx->cfg.progress_mode == RMQ_CFG_PROGRESS_THREAD,
-	                      ctx->cfg.thread_sleep_us);
+	if (ctx->cfg.progress_mode == RMQ_CFG_PROGRESS_THREAD)
+		rc = rmq_thread_start(&ctx->progress, true, false,
+		                      ctx->cfg.thread_sleep_us);
+	else
+		rc = rmq_thread_start(&ctx->progress, false,
+		                      ctx->cfg.coalesce != 0,
+		                      ctx->cfg.flush_us);
 	if (rc != 0) {
 		pthread_mutex_destroy(&ctx->lock);
 		close(ctx->shut_fd);

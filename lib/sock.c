@@ -95,6 +95,8 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->sndhwm       = ctx->cfg.sndhwm;
 	s->rcvhwm       = ctx->cfg.rcvhwm;
 	s->spin_us      = ctx->cfg.spin_us;
+	s->coalesce     = ctx->cfg.coalesce != 0;
+	s->coalesce_ns  = (int64_t) ctx->cfg.coalesce_us * 1000;
 	s->maxmsg       = ctx->cfg.max_msg_size;
 	s->cq_fd        = -1;
 	rmq_path_opts_init(&s->popts);
@@ -264,8 +266,9 @@ drained(void *arg)
 {
 	struct rmq_socket *s = arg;
 
-	/* And what a pattern still holds for its peers (a PUB's log). */
-	return s->inflight == 0 &&
+	/* And what a pattern still holds for its peers (a PUB's log), and
+	 * coalesced messages not sent yet (each progress pass sends them). */
+	return s->inflight == 0 && s->nbat == 0 &&
 	       (s->pat->flushed == NULL || s->pat->flushed(s->pstate, s));
 }
 

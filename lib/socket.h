@@ -81,6 +81,10 @@ struct rmq_socket {
 	int8_t             rx_owner[RMQ_MT_SLOTS]; /* type -> row, -1 none */
 	int8_t             imm_owner[4];           /* RMQ_IMM_* -> row */
 	struct rmq_txpool *tx;        /* paths/tx.c */
+	bool               coalesce;  /* coalesce.enabled (paths/batch.c) */
+	int64_t            coalesce_ns; /* coalesce.window_us */
+	int                nbat;      /* peers with a batch open */
+	int                bat_hook;  /* its after-pass hook */
 	int                inflight;  /* tx slots + rendezvous sends busy */
 	struct rmq_rndv   *rndv;      /* paths/rndv.c */
 	struct rmq_pat_rma *rma_parked; /* a pattern's freed in flight

@@ -10,6 +10,14 @@
  * socket lock, so it cannot deadlock with the application; a round that
  * found nothing sleeps progress.thread_sleep_us.
  *
+ * In inline mode with coalescing (coalesce.enabled), the same thread is
+ * the flusher: it sleeps on a condition variable while no socket of the
+ * context has a batch open; once one has, it wakes every
+ * coalesce.flush_us and drives the reactors the application is not in,
+ * whose after-pass hook sends the batches left queued -- so a message that
+ * rmq_send coalesced leaves within about that time even when the
+ * application makes no further call.
+ *
  * Lock order: socks_lock, then (try) a socket's lock.  The application
  * holds a socket's lock and may then take socks_lock (rmq_close), never
  * the other way round while waiting.
@@ -31,49 +39,102 @@ nap(int us)
 		nanosleep(&ts, NULL);
 }
 
+/* One round over the reactors the application is not in. */
+static int
+round_all(struct rmq_thread *t)
+{
+	struct rmq_reactor *r;
+	int                 did = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (r = t->reactors; r != NULL; r = r->ctx_next) {
+		if (pthread_mutex_trylock(&r->mu) != 0)
+			continue; /* the application is in it */
+		if (r->cq != NULL) {
+			did += rmq_reactor_progress(r);
+			if (r->idle != NULL)
+				r->idle(r->owner);
+		}
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return did;
+}
+
 static void *
 progress_main(void *arg)
 {
-	struct rmq_thread  *t = arg;
-	struct rmq_reactor *r;
-	int                 did;
+	struct rmq_thread *t = arg;
+
+	while (!atomic_load(&t->stop))
+		if (round_all(t) == 0)
+			nap(t->sleep_us);
+	return NULL;
+}
+
+static void *
+flush_main(void *arg)
+{
+	struct rmq_thread *t = arg;
 
 	while (!atomic_load(&t->stop)) {
-		did = 0;
-		pthread_mutex_lock(&t->lock);
-		for (r = t->reactors; r != NULL; r = r->ctx_next) {
-			if (pthread_mutex_trylock(&r->mu) != 0)
-				continue; /* the application is in it */
-			if (r->cq != NULL) {
-				did += rmq_reactor_progress(r);
-				if (r->idle != NULL)
-					r->idle(r->owner);
-			}
-			pthread_mutex_unlock(&r->mu);
+		if (atomic_load(&t->open) == 0) {
+			pthread_mutex_lock(&t->cvmu);
+			atomic_store(&t->asleep, true);
+			while (atomic_load(&t->open) == 0 &&
+			       !atomic_load(&t->stop))
+				pthread_cond_wait(&t->cv, &t->cvmu);
+			atomic_store(&t->asleep, false);
+			pthread_mutex_unlock(&t->cvmu);
+			continue;
 		}
-		pthread_mutex_unlock(&t->lock);
-		if (did == 0)
-			nap(t->sleep_us);
+		/* The application's chance to send them itself first. */
+		nap(t->sleep_us);
+		(void) round_all(t);
 	}
 	return NULL;
 }
 
+void
+rmq_thread_batch(struct rmq_thread *t, int d)
+{
+	if (atomic_fetch_add(&t->open, d) != 0 || d < 0 || !t->flusher)
+		return;
+	atomic_fetch_add(&t->opened, 1);
+	if (atomic_load(&t->asleep)) {
+		pthread_mutex_lock(&t->cvmu);
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->cvmu);
+	}
+}
+
 int
-rmq_thread_start(struct rmq_thread *t, bool on, int sleep_us)
+rmq_thread_start(struct rmq_thread *t, bool on, bool flusher, int sleep_us)
 {
 	int rc;
 
 	atomic_init(&t->stop, false);
+	atomic_init(&t->open, 0);
+	atomic_init(&t->opened, 0);
+	atomic_init(&t->asleep, false);
 	pthread_mutex_init(&t->lock, NULL);
-	t->on       = on;
+	pthread_mutex_init(&t->cvmu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	t->flusher  = !on && flusher;
+	t->on       = on || t->flusher;
 	t->sleep_us = sleep_us;
 	if (!t->on)
 		return 0;
-	rc = pthread_create(&t->thr, NULL, progress_main, t);
+	rc = pthread_create(&t->thr, NULL, t->flusher ? flush_main
+	                                              : progress_main, t);
 	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "progress thread: %s", strerror(rc));
-		t->on = false;
+		rmq_log(RMQ_LOG_ERROR, "%s thread: %s",
+		        t->flusher ? "flusher" : "progress", strerror(rc));
+		t->on      = false;
+		t->flusher = false;
 		pthread_mutex_destroy(&t->lock);
+		pthread_mutex_destroy(&t->cvmu);
+		pthread_cond_destroy(&t->cv);
 		return -rc;
 	}
 	return 0;
@@ -84,10 +145,15 @@ rmq_thread_stop(struct rmq_thread *t)
 {
 	if (t->on) {
 		atomic_store(&t->stop, true);
+		pthread_mutex_lock(&t->cvmu);
+		pthread_cond_signal(&t->cv);
+		pthread_mutex_unlock(&t->cvmu);
 		pthread_join(t->thr, NULL);
 		t->on = false;
 	}
 	pthread_mutex_destroy(&t->lock);
+	pthread_mutex_destroy(&t->cvmu);
+	pthread_cond_destroy(&t->cv);
 }
 
 void

@@ -60,6 +60,12 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 		    h->len != 0)
 			return -RMQ_EPROTO;
 		break;
+	case RMQ_MT_BATCH:
+		/* The items are checked where they are taken (batch.c). */
+		if ((size_t) h->len != len - RMQ_HDR_SIZE || h->msgid == 0 ||
+		    (h->type & RMQ_MT_F_INJECT) != 0)
+			return -RMQ_EPROTO;
+		break;
 	case RMQ_MT_RING:
 		/* In a ring slot: the caller checks len against the slots. */
 		if (len < RMQ_HDR_SIZE || (h->type & RMQ_MT_F_INJECT) != 0)

@@ -16,9 +16,13 @@
  *   msgid    request id (REQ/REP); FIN: the cookie of the rendezvous
  *   len      DATA: payload bytes that follow; FIN: status (0 or errno)
  *
- *   type ownership: DATA eager/inject, RTS and FIN the rendezvous family,
- *   CTS rndv_send, GRANT and ABORT rndv_write, SEG seg, RCREDIT ring,
+ *   type ownership: DATA and BATCH eager/inject, RTS and FIN the
+ *   rendezvous family, CTS rndv_send, GRANT and ABORT rndv_write, SEG seg, RCREDIT ring,
  *   CREDIT none (lib/paths/, each row's rx_types).
+ *
+ *   BATCH (coalesced, paths/batch.c): msgid = the number of messages,
+ *   len = the bytes that follow, each message an 8-byte item header
+ *   (u32 length, u32 msgid) then its payload, padded to 8 bytes.
  *
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
  *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
@@ -50,6 +54,7 @@ enum rmq_msg_type {
 	RMQ_MT_RCREDIT = 8, /* ring slots freed (in len) */
 	RMQ_MT_RING   = 9, /* header at the start of a ring message */
 	RMQ_MT_ABORT  = 10, /* rndv_write for grant msgid failed (len) */
+	RMQ_MT_BATCH  = 11, /* coalesced: msgid messages in len bytes */
 };
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
@@ -145,7 +150,8 @@ struct rmq_hello {
 };
 
 #define RMQ_FEAT_RING  0x1u /* the ring's 24 bytes (paths/ring.c) */
-#define RMQ_FEAT_KNOWN RMQ_FEAT_RING
+#define RMQ_FEAT_BATCH 0x2u /* we take BATCH messages (no fields) */
+#define RMQ_FEAT_KNOWN (RMQ_FEAT_RING | RMQ_FEAT_BATCH)
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */

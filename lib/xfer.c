@@ -15,6 +15,7 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "msg.h"
+#include "paths/batch.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "progress.h"
@@ -121,6 +122,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	struct rmq_out     out = *o;
 	struct rmq_waiter  w;
 	struct credit_wait c = {s, p};
+	int64_t            now = 0;
+	bool               batch;
 	int                path, rc;
 
 	if (o->msg != NULL) {
@@ -137,6 +140,14 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	if (path < 0)
 		return path;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
+	batch = rmq_batch_takes(s, p, path, out.len, &now);
+	if (p->bat != NULL && (!batch || may_send(&c) != 1)) {
+		/* Order: what is queued goes first; and the credits we
+		 * would wait for come back only once it has arrived. */
+		rc = rmq_batch_flush(s, p, &w);
+		if (rc != 0)
+			return rc;
+	}
 	if (may_send(&c) != 1) {
 		rc = rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, may_send,
 		                    &c);
@@ -145,7 +156,15 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	}
 	if (!rmq_peer_usable(p))
 		return -RMQ_ECONNRESET;
-	return s->path_ops[path]->send(s, p, &out, msgid, flags, &w);
+	if (batch) {
+		rc = rmq_batch_add(s, p, &out, msgid, now, &w);
+		if (rc <= 0)
+			return rc; /* 1: no room to coalesce, it goes alone */
+	}
+	rc = s->path_ops[path]->send(s, p, &out, msgid, flags, &w);
+	if (rc == 0 && s->coalesce)
+		rmq_batch_sent_alone(p, now);
+	return rc;
 }
 
 int

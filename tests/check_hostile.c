@@ -3,7 +3,8 @@
  * with a librmq socket, then posts hand-made fabric messages through its
  * endpoint (reaching into the engine's internals, which this test links):
  * truncated headers, a future version, unknown types, lengths that lie,
- * unknown connection ids, unknown RTS flags, an oversize rendezvous, a
+ * unknown connection ids, unknown RTS flags, an oversize rendezvous,
+ * batches whose items lie about their count or length, a
  * rendezvous pointing at nothing, stray FIN and CTS.  The victim must drop
  * and count them, never crash, and still deliver the good message after.
  */
@@ -44,7 +45,7 @@ serve_victim(rmq_socket *s, void *arg)
 	fprintf(stderr, "victim: proto_errors %llu dropped %llu errors %d\n",
 	        (unsigned long long) st.proto_errors,
 	        (unsigned long long) st.dropped, errors);
-	if (st.proto_errors < 7) /* the malformed ones below */
+	if (st.proto_errors < 9) /* the malformed ones below */
 		fails++;
 	if (st.dropped < 1) /* the oversize rendezvous */
 		fails++;
@@ -132,6 +133,14 @@ attack(const char *prov, bool bogus_rts)
 	raw(s, p, b, hdr(b, RMQ_MT_FIN, conn, 4242, 0));    /* stray FIN */
 	raw(s, p, b, hdr(b, RMQ_MT_CTS, conn, 4242, 0));    /* stray CTS */
 	raw(s, p, b, rts(b, conn, 1ull << 40, 0, 0));       /* oversize */
+	n = hdr(b, RMQ_MT_BATCH, conn, 2, 16);              /* 2 said, 1 */
+	memset(b + n, 0, 16);
+	b[n] = 5;
+	raw(s, p, b, n + 16);
+	n = hdr(b, RMQ_MT_BATCH, conn, 1, 16);              /* item overruns */
+	memset(b + n, 0, 16);
+	b[n] = 200;
+	raw(s, p, b, n + 16);
 	if (bogus_rts)                                      /* points at 0 */
 		raw(s, p, b, rts(b, conn, 1000, 4096, 0));
 	/* And now a well-formed message through the API. */

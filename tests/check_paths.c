@@ -394,6 +394,9 @@ ring_by_size(const char *prov)
 	/* Both processes: the child inherits it at fork. */
 	setenv("RMQ_RING_MAX", "32768", 1);
 	setenv("RMQ_EAGER_MAX", "4096", 1); /* sockets' is 64 KiB */
+	/* Each message by its own path: none packed with others
+	 * (check_coalesce mixes sizes with coalescing on). */
+	setenv("RMQ_COALESCE", "0", 1);
 	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
 	                   serve_mixed, NULL, ep, sizeof(ep));
 	open_connected(RMQ_PAIR, ep, &ctx, &s);

@@ -513,7 +513,7 @@ START_TEST(test_ctrl_hello_ring_round_trip)
 	                 -RMQ_EPROTO);
 	/* An unknown feature bit. */
 	in.ring_slot_size = 4096;
-	in.features       = RMQ_FEAT_RING | 0x2;
+	in.features       = RMQ_FEAT_RING | 0x4;
 	n = hello_encode_checked(frame, &in);
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
@@ -538,6 +538,32 @@ START_TEST(test_imm_encoding)
 	/* An id wider than 30 bits is cut, never into the kind bits. */
 	d = RMQ_IMM_WRITE_MAKE(0xffffffffu);
 	ck_assert_uint_eq(RMQ_IMM_KIND(d), RMQ_IMM_WRITE);
+}
+END_TEST
+
+/* BATCH: len is every byte after the header, msgid the count (>= 1). */
+START_TEST(test_batch_header)
+{
+	uint8_t        b[RMQ_HDR_SIZE + 16] = {0};
+	struct rmq_hdr h = {.version = RMQ_WIRE_VERSION, .type = RMQ_MT_BATCH,
+	                    .msgid = 2, .len = 16};
+	struct rmq_hdr out;
+
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), 0);
+	ck_assert_uint_eq(out.msgid, 2);
+	ck_assert_uint_eq(out.len, 16);
+	/* Length that disagrees with the completion. */
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b - 8), -RMQ_EPROTO);
+	/* No messages. */
+	h.msgid = 0;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), -RMQ_EPROTO);
+	/* Never an inject. */
+	h.msgid = 1;
+	h.type  = RMQ_MT_BATCH | RMQ_MT_F_INJECT;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), -RMQ_EPROTO);
 }
 END_TEST
 
@@ -1115,6 +1141,7 @@ wire_suite(void)
 
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_hdr_round_trip_data);
+	tcase_add_test(tc, test_batch_header);
 	tcase_add_test(tc, test_hdr_round_trip_data_inject);
 	tcase_add_test(tc, test_hdr_round_trip_rts);
 	tcase_add_test(tc, test_hdr_round_trip_fin);

@@ -59,6 +59,13 @@ struct rmq_peer {
 	size_t          eager_max; /* its slabs' limit per message */
 	uint64_t        sent;      /* DATA, RTS and FIN sent to it */
 	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
+	/* Coalescing (paths/batch.c). */
+	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
+	uint32_t        bat_n;     /* messages in it */
+	uint32_t        bat_used;  /* bytes after its header */
+	int64_t         last_tx;   /* when our last message to it left (ns) */
+	bool            heard;     /* a message came from it since then */
+	bool            can_batch; /* it takes BATCH (RMQ_FEAT_BATCH) */
 	struct rmq_chan chan;
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */
@@ -76,6 +83,7 @@ struct rmq_peers {
 };
 
 struct rmq_socket;
+struct rmq_tx;
 
 /* A new peer (state NEW), with the pattern's per-peer state. */
 struct rmq_peer *rmq_peer_new(struct rmq_socket *s);

@@ -19,6 +19,7 @@
 #include "conn/peer.h"
 #include "ep.h"
 #include "msg.h"
+#include "paths/batch.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "rxq.h"
@@ -127,12 +128,18 @@ eager_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	return 0;
 }
 
-/* DATA (inject or eager): the payload stays in its slab until taken. */
+/* DATA (inject or eager): the payload stays in its slab until taken.
+ * BATCH: so do each of its messages. */
 static void
 data_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
-	struct rmq_rxent *e = rmq_rx_new(s, p, rx->h->msgid);
+	struct rmq_rxent *e;
 
+	if ((rx->h->type & RMQ_MT_MASK) == RMQ_MT_BATCH) {
+		rmq_batch_rx(s, p, rx);
+		return;
+	}
+	e = rmq_rx_new(s, p, rx->h->msgid);
 	if (e == NULL)
 		return;
 	e->path  = (rx->h->type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
@@ -151,11 +158,36 @@ const struct rmq_path_ops rmq_path_inject = {
 	.send      = inject_send,
 };
 
+/* Every peer may coalesce to us; we to those that say they take it. */
+static void
+batch_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
+{
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(p);
+	h->features |= RMQ_FEAT_BATCH;
+}
+
+static int
+batch_hello_in(struct rmq_socket *s, struct rmq_peer *p,
+               const struct rmq_hello *h, char *why, size_t whylen)
+{
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(why);
+	RMQ_UNUSED(whylen);
+	p->can_batch = (h->features & RMQ_FEAT_BATCH) != 0;
+	return 0;
+}
+
 const struct rmq_path_ops rmq_path_eager = {
 	.id        = RMQ_PATH_EAGER,
 	.name      = "eager",
-	.rx_types  = 1u << RMQ_MT_DATA,
+	.rx_types  = 1u << RMQ_MT_DATA | 1u << RMQ_MT_BATCH,
 	.can_carry = eager_can_carry,
 	.send      = eager_send,
 	.on_rx     = data_rx,
+	.peer_gone = rmq_batch_drop,
+	.peer_fini = rmq_batch_drop,
+	.hello_out = batch_hello_out,
+	.hello_in  = batch_hello_in,
+	.sock_init = rmq_batch_sock_init,
 };

@@ -358,6 +358,7 @@ rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 	struct rmq_rxent *e;
 
 	p->recvd++;
+	p->heard = true; /* no coalescing to it until we send alone again */
 	e = rmq_rxent_new(s);
 	if (e == NULL) {
 		/* Dropped, counted; its credit goes back. */

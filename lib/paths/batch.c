@@ -1,0 +1,264 @@
+/*
+ * Coalescing (batch.h): several small messages to one peer in one BATCH.
+ *
+ * The batch is a tx slot being filled: header (written when it leaves),
+ * then items of 8 bytes (length, msgid) and the payload, padded to 8.
+ * It lands in the receiver's slab like an eager message, and each item
+ * becomes a queued message pointing into the slab, holding a reference.
+ */
+#include <string.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "conn/peer.h"
+#include "ctx.h"
+#include "ep.h"
+#include "paths/batch.h"
+#include "paths/path.h"
+#include "paths/tx.h"
+#include "rxq.h"
+#include "socket.h"
+#include "util.h"
+
+static size_t
+pad8(size_t n)
+{
+	return (n + 7) & ~(size_t) 7;
+}
+
+/* What one batch to p may carry after its header. */
+static size_t
+batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+{
+	size_t cap = s->tx->slot - RMQ_HDR_SIZE;
+
+	return cap < p->eager_max ? cap : p->eager_max;
+}
+
+/* After a progress pass: every open batch goes (one try each). */
+static void
+batch_after(void *owner)
+{
+	struct rmq_socket *s = owner;
+	struct rmq_peer   *p;
+	int                i;
+
+	for (i = 0; s->nbat > 0 && i < s->peers->cap; i++) {
+		p = rmq_peer_at(s, i);
+		if (p != NULL && p->bat != NULL)
+			(void) rmq_batch_flush(s, p, NULL);
+	}
+}
+
+int
+rmq_batch_sock_init(struct rmq_socket *s)
+{
+	int hook = rmq_reactor_after(&s->reactor, batch_after);
+
+	if (hook < 0)
+		return hook;
+	s->bat_hook = hook;
+	s->nbat     = 0;
+	return 0;
+}
+
+bool
+rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
+                size_t len, int64_t *now)
+{
+	if (p->bat != NULL)
+		return len <= RMQ_BATCH_ITEM_MAX;
+	if (!s->coalesce || !p->can_batch || p->heard ||
+	    len > RMQ_BATCH_ITEM_MAX || s->paths.force >= 0 ||
+	    (path != RMQ_PATH_INJECT && path != RMQ_PATH_EAGER))
+		return false;
+	*now = rmq_now_ns();
+	return *now - p->last_tx < s->coalesce_ns;
+}
+
+static void
+batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
+{
+	p->bat      = tx;
+	p->bat_n    = 0;
+	p->bat_used = 0;
+	if (s->nbat++ == 0)
+		rmq_reactor_arm(&s->reactor, s->bat_hook, true);
+	rmq_thread_batch(&s->ctx->progress, 1);
+}
+
+static void
+batch_closed(struct rmq_socket *s, struct rmq_peer *p)
+{
+	p->bat = NULL;
+	if (--s->nbat == 0)
+		rmq_reactor_arm(&s->reactor, s->bat_hook, false);
+	rmq_thread_batch(&s->ctx->progress, -1);
+}
+
+/* One post of p's batch: 0, -FI_EAGAIN (still open), or -error. */
+static int
+flush_once(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct rmq_tx *tx = p->bat;
+	struct rmq_hdr h;
+	ssize_t        rc;
+
+	if (p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	rc = rmq_strict_desc(s, s->tx->desc, "fi_send");
+	if (rc != 0)
+		return (int) rc;
+	rmq_hdr_fill(&h, p, RMQ_MT_BATCH, p->bat_n, p->bat_used);
+	rmq_hdr_encode(tx->buf, &h);
+	rc = fi_send(s->ep, tx->buf, RMQ_HDR_SIZE + p->bat_used, s->tx->desc,
+	             p->fiaddr, &tx->op.fctx);
+	if (rc != 0) {
+		p->owed += h.credits;
+		if (rc == -FI_EAGAIN) {
+			s->stats.eagain++;
+			return -FI_EAGAIN;
+		}
+		rmq_log(RMQ_LOG_ERROR, "fi_send (batch) to %s: %s", p->name,
+		        fi_strerror((int) -rc));
+		return (int) rc;
+	}
+	tx->peer = p;
+	p->pending++;
+	s->inflight++;
+	batch_closed(s, p);
+	return 0;
+}
+
+struct flush_wait {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+};
+
+static int
+flushed(void *arg)
+{
+	struct flush_wait *f = arg;
+	int                rc;
+
+	if (f->p->bat == NULL)
+		return 1; /* a progress pass sent it */
+	rc = flush_once(f->s, f->p);
+	return rc == 0 ? 1 : rc == -FI_EAGAIN ? 0 : rc;
+}
+
+int
+rmq_batch_flush(struct rmq_socket *s, struct rmq_peer *p,
+                struct rmq_waiter *w)
+{
+	struct flush_wait f = {s, p};
+	int               rc;
+
+	if (p->bat == NULL)
+		return 0;
+	rc = flush_once(s, p);
+	if (rc != -FI_EAGAIN || w == NULL)
+		return rc;
+	/* Both sides must progress first (tcp;ofi_rxm), or wait. */
+	return rmq_wait_until(&s->reactor, w, 0, flushed, &f);
+}
+
+int
+rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
+              const struct rmq_out *o, uint32_t msgid, int64_t now,
+              struct rmq_waiter *w)
+{
+	size_t   item = RMQ_BATCH_ITEM_HDR + pad8(o->len);
+	uint8_t *b;
+	int      rc;
+
+	if (p->bat != NULL && p->bat_used + item > batch_cap(s, p)) {
+		rc = rmq_batch_flush(s, p, w);
+		if (rc != 0)
+			return rc;
+	}
+	if (item > batch_cap(s, p))
+		return 1; /* cannot be coalesced to this peer at all */
+	if (p->bat == NULL) {
+		if (s->tx->free == NULL)
+			return 1;
+		batch_opened(s, p, s->tx->free);
+		s->tx->free = p->bat->next_free;
+	}
+	b = p->bat->buf + RMQ_HDR_SIZE + p->bat_used;
+	rmq_put32(b, (uint32_t) o->len);
+	rmq_put32(b + 4, msgid);
+	if (o->len > 0)
+		memcpy(b + RMQ_BATCH_ITEM_HDR, o->buf, o->len);
+	if (item > RMQ_BATCH_ITEM_HDR + o->len)
+		memset(b + RMQ_BATCH_ITEM_HDR + o->len, 0,
+		       item - RMQ_BATCH_ITEM_HDR - o->len);
+	p->bat_used += (uint32_t) item;
+	p->bat_n++;
+	if (now != 0)
+		p->last_tx = now;
+	rmq_tx_sent(s, p, RMQ_PATH_EAGER, o->len);
+	s->stats.coalesced++;
+	rmq_msg_free(o->msg); /* copied in */
+	/* Full (no room for another empty message): it goes now. */
+	if (p->bat_used + RMQ_BATCH_ITEM_HDR > batch_cap(s, p))
+		(void) rmq_batch_flush(s, p, NULL);
+	return 0;
+}
+
+void
+rmq_batch_sent_alone(struct rmq_peer *p, int64_t now)
+{
+	p->last_tx = now != 0 ? now : rmq_now_ns();
+	p->heard   = false;
+}
+
+void
+rmq_batch_drop(struct rmq_socket *s, struct rmq_peer *p)
+{
+	if (p->bat == NULL)
+		return;
+	rmq_tx_put(s, p->bat);
+	batch_closed(s, p);
+}
+
+void
+rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
+{
+	const uint8_t    *b = rx->payload;
+	size_t            len = rx->h->len, off, n, item;
+	uint32_t          i, count = rx->h->msgid;
+	struct rmq_rxent *e;
+
+	/* Check every item before queuing any. */
+	for (i = 0, off = 0; i < count; i++, off += item) {
+		if (len - off < RMQ_BATCH_ITEM_HDR)
+			break;
+		n    = rmq_get32(b + off);
+		item = RMQ_BATCH_ITEM_HDR + pad8(n);
+		if (n > RMQ_BATCH_ITEM_MAX || item > len - off)
+			break;
+	}
+	if (i < count || off != len) {
+		/* As any malformed message: dropped whole, counted. */
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_WARN, "dropped a malformed batch from %s: %u "
+		        "messages said, %u found in %zu bytes", p->name, count,
+		        i, len);
+		return;
+	}
+	for (i = 0, off = 0; i < count; i++, off += item) {
+		n    = rmq_get32(b + off);
+		item = RMQ_BATCH_ITEM_HDR + pad8(n);
+		e    = rmq_rx_new(s, p, rmq_get32(b + off + 4));
+		if (e == NULL)
+			continue;
+		e->path = RMQ_PATH_EAGER;
+		e->len  = n;
+		e->data = (uint8_t *) b + off + RMQ_BATCH_ITEM_HDR;
+		e->slab = rx->sl;
+		atomic_fetch_add(&rx->sl->refs, 1);
+		(void) rmq_rx_accept(s, p, e);
+	}
+}

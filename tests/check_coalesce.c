@@ -1,0 +1,293 @@
+/*
+ * Coalescing (rmq_paths(7)): small messages sent back to back travel
+ * packed into one transfer.  Between two real processes on shm, tcp and
+ * sockets, through the public API: every message arrives once, whole and
+ * in order, sizes 0 to the eager limit mixed with rendezvous-sized ones in
+ * one stream; the sender's rmq_stats shows that messages were coalesced;
+ * a receiver that stops reading stops the sender at its RCVHWM; a batch
+ * the application leaves queued while it computes leaves anyway (the
+ * flusher); and coalesce.enabled off (RMQ_COALESCE=0) sends none packed.
+ */
+#include "testutil.h"
+#include "checkmain.h"
+
+#define END   "__END__"
+#define NMIX  6000
+#define BIGSZ (300u * 1024u)
+
+/* The size of message i of the mixed stream, below eag except every 997th
+ * (rendezvous-sized) and a few at the eager limit exactly. */
+static size_t
+mix_size(uint32_t i, size_t eag)
+{
+	if (i % 997 == 500)
+		return BIGSZ + i;
+	if (i % 331 == 7)
+		return eag;
+	switch (i % 7) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return 8;
+	case 3: return 64 + i % 64;
+	case 4: return 256;
+	case 5: return i % 1030; /* around the largest coalesced item */
+	default: return (i * 37) % (eag + 1);
+	}
+}
+
+/* Receive the mixed stream, check every message, answer with the count. */
+static int
+serve_mix(rmq_socket *s, void *arg)
+{
+	size_t   eag, len = sizeof(eag), cap = BIGSZ + NMIX + 16, at;
+	uint8_t *buf = malloc(cap);
+	uint32_t i, fails = 0;
+	ssize_t  n;
+
+	(void) arg;
+	if (buf == NULL || rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len) != 0)
+		return 50;
+	for (i = 0; i < NMIX; i++) {
+		n = rmq_recv(s, buf, cap, 0);
+		if (n != (ssize_t) mix_size(i, eag)) {
+			fprintf(stderr, "mix: message %u: %zd B, not %zu\n", i,
+			        n, mix_size(i, eag));
+			fails++;
+			break;
+		}
+		at = test_check(buf, (size_t) n, i);
+		if (at != (size_t) n) {
+			fprintf(stderr, "mix: message %u byte %zu wrong\n", i, at);
+			fails++;
+			break;
+		}
+	}
+	n = rmq_recv(s, buf, cap, 0);
+	if (n != (ssize_t) strlen(END) || memcmp(buf, END, (size_t) n) != 0)
+		fails++;
+	free(buf);
+	return (int) fails + (rmq_send(s, &i, sizeof(i), 0) != sizeof(i));
+}
+
+static void
+mixed_stream(const char *prov)
+{
+	char             bep[64], ep[256];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	size_t           eag, len = sizeof(eag), sz;
+	uint8_t         *buf = malloc(BIGSZ + NMIX);
+	uint32_t         i, got;
+	pid_t            pid;
+
+	ck_assert_ptr_nonnull(buf);
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_mix, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_EAGER_MAX, &eag, &len), 0);
+	for (i = 0; i < NMIX; i++) {
+		sz = mix_size(i, eag);
+		test_fill(buf, sz, i);
+		ck_assert_int_eq(rmq_send(s, buf, sz, 0), (ssize_t) sz);
+	}
+	ck_assert_int_eq(rmq_send(s, END, strlen(END), 0), strlen(END));
+	ck_assert_int_eq(rmq_recv(s, &got, sizeof(got), 0), sizeof(got));
+	ck_assert_uint_eq(got, NMIX);
+	ck_assert_int_eq(rmq_stats(s, &st), 0);
+	/* Back to back from one loop: most small ones went packed. */
+	ck_assert_msg(st.coalesced > NMIX / 4, "%s: only %llu of %u coalesced",
+	              prov, (unsigned long long) st.coalesced, NMIX);
+	close_all(ctx, s);
+	free(buf);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_mixed_shm)
+{
+	mixed_stream("shm");
+}
+END_TEST
+
+START_TEST(test_mixed_tcp)
+{
+	mixed_stream("tcp");
+}
+END_TEST
+
+START_TEST(test_mixed_sockets)
+{
+	mixed_stream("sockets");
+}
+END_TEST
+
+/*
+ * Backpressure: the receiver (RCVHWM 100) reads nothing for a while; the
+ * sender's non-blocking sends stop at exactly 100, packed or not; then it
+ * reads all 100 intact and in order.
+ */
+#define HWM 100
+
+static int
+serve_stall(rmq_socket *s, void *arg)
+{
+	uint8_t  b[64];
+	uint32_t i, fails = 0;
+
+	(void) arg;
+	if (rmq_recv(s, b, sizeof(b), 0) != 1) /* "g": the sender begins */
+		return 1;
+	usleep(800000);
+	for (i = 0; i < HWM; i++)
+		if (rmq_recv(s, b, sizeof(b), 0) != 48 ||
+		    test_check(b, 48, i) != 48)
+			fails++;
+	return (int) fails + (rmq_send(s, "d", 1, 0) != 1);
+}
+
+static void
+stall(const char *prov)
+{
+	char        bep[64], ep[256], c;
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	uint8_t     b[48];
+	uint32_t    n = 0;
+	double      t0;
+	pid_t       pid;
+	ssize_t     rc;
+
+	pid = spawn_server_opts(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                        serve_stall, NULL, ep, sizeof(ep), HWM + 1, 0);
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_send(s, "g", 1, 0), 1);
+	t0 = test_now();
+	while (test_now() - t0 < 0.5) {
+		test_fill(b, sizeof(b), n);
+		rc = rmq_send(s, b, sizeof(b), RMQ_DONTWAIT);
+		if (rc == sizeof(b))
+			n++;
+		else
+			ck_assert_int_eq(rc, -RMQ_EAGAIN);
+	}
+	ck_assert_uint_eq(n, HWM);
+	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), 1);
+	ck_assert_int_eq(c, 'd');
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_stall_shm)
+{
+	stall("shm");
+}
+END_TEST
+
+START_TEST(test_stall_tcp)
+{
+	stall("tcp");
+}
+END_TEST
+
+/*
+ * The flusher: three messages back to back, then the application computes
+ * for 1.5 s without a call.  The receiver must have all three long before
+ * (each receive times out after 500 ms), and says so.
+ */
+static int
+serve_quick(rmq_socket *s, void *arg)
+{
+	uint32_t v, i, fails = 0;
+	int      tmo = 500;
+
+	(void) arg;
+	rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
+	for (i = 0; i < 3; i++)
+		if (rmq_recv(s, &v, sizeof(v), 0) != sizeof(v) || v != i)
+			fails++;
+	return (int) fails + (rmq_send(s, &fails, sizeof(fails), 0) !=
+	                      sizeof(fails));
+}
+
+static void
+flusher(const char *prov)
+{
+	char             bep[64], ep[256];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	uint32_t         i, fails;
+	pid_t            pid;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_quick, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(rmq_send(s, &i, sizeof(i), 0), sizeof(i));
+	ck_assert_int_eq(rmq_stats(s, &st), 0);
+	ck_assert_msg(st.coalesced >= 1, "nothing coalesced: no test");
+	usleep(1500000); /* computing: no librmq call */
+	ck_assert_int_eq(rmq_recv(s, &fails, sizeof(fails), 0), sizeof(fails));
+	ck_assert_uint_eq(fails, 0);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_flusher_shm)
+{
+	flusher("shm");
+}
+END_TEST
+
+START_TEST(test_flusher_tcp)
+{
+	flusher("tcp");
+}
+END_TEST
+
+/* coalesce.enabled off: the same stream, nothing packed. */
+START_TEST(test_off)
+{
+	char             bep[64], ep[256];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	uint32_t         i, v;
+	pid_t            pid;
+
+	setenv("RMQ_COALESCE", "0", 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr("shm", bep, sizeof(bep)),
+	                   serve_quick, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(rmq_send(s, &i, sizeof(i), 0), sizeof(i));
+	ck_assert_int_eq(rmq_recv(s, &v, sizeof(v), 0), sizeof(v));
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(rmq_stats(s, &st), 0);
+	ck_assert_uint_eq(st.coalesced, 0);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+	unsetenv("RMQ_COALESCE");
+}
+END_TEST
+
+static Suite *
+coalesce_suite(void)
+{
+	Suite *s  = suite_create("coalesce");
+	TCase *tc = tcase_create("coalesce");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_mixed_shm);
+	tcase_add_test(tc, test_mixed_tcp);
+	tcase_add_test(tc, test_mixed_sockets);
+	tcase_add_test(tc, test_stall_shm);
+	tcase_add_test(tc, test_stall_tcp);
+	tcase_add_test(tc, test_flusher_shm);
+	tcase_add_test(tc, test_flusher_tcp);
+	tcase_add_test(tc, test_off);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+RMQ_CHECK_MAIN(coalesce_suite)
