@@ -5,7 +5,11 @@
 # always be measured next to librmq: absolute figures are only comparable
 # within one run on one machine.  With --zmq, ZeroMQ REQ/REP ping-pong
 # (perf/zmq_pingpong, built when libzmq is found) is a second anchor,
-# measured in the same loop.
+# measured in the same loop.  With --fi-msg, for the tcp provider,
+# fi_pingpong -p tcp -e msg (a connected MSG endpoint on the tcp provider
+# alone, without ofi_rxm) is another anchor in the same loop, with the same
+# placement; its mean one-way latency and rmq mean / fi-msg mean are added
+# as columns at the end of the table and of the CSV rows.
 #
 # With --paths, rmq_pingpong runs once per librmq path, forced with --path,
 # beside one fi_pingpong, and the table has a column per path.  With --bw,
@@ -41,7 +45,8 @@ usage() {
 	cat <<EOF
 Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--zmq TRANSPORT ...] [--zmq-same-cpu] [--csv FILE]
-       [--paths LIST] [--bw [--bw-iters N] [--bw-window W]] [-v] [-h]
+       [--fi-msg] [--paths LIST] [--bw [--bw-iters N] [--bw-window W]]
+       [-v] [-h]
        $prog --zmq-thr [-p PROVIDER ...] [-S SIZES] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--thr-patterns LIST] [--bw-iters N] [--bw-window W]
        [--csv FILE] [-v]
@@ -72,6 +77,13 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 run both zmq_pingpong processes on CPU 0 (the placement of
                 ANCHORS.md's ZeroMQ rows; ZeroMQ blocks, and waking a
                 process on the other CPU costs ~50 us) instead of 0 and 1
+  --fi-msg      for provider tcp, also run fi_pingpong -p tcp -e msg (the
+                tcp provider's connected MSG endpoint, no ofi_rxm) in the
+                same loop and with the same placement as the rdm run, and
+                add columns "fi-msg us" (its median mean one-way us) and
+                "rmq/fi-msg" (rmq mean / fi-msg mean; lower is better);
+                '-' for the other providers.  The CSV rows get fimsg_lat_us
+                and fimsg_lat_ratio at their end.  No --paths.
   --csv FILE    also write the results as CSV (header lines start with '#')
   --paths LIST  instead of the table above, run rmq_pingpong once per path,
                 forced with --path: inject, eager, ring, rndv_read,
@@ -126,6 +138,7 @@ build_dir=./build
 csv_file=""
 zmq_transports=()
 zmq_same_cpu=0
+fi_msg=0      # --fi-msg
 run_timeout="" # default: 60 s, 300 s for sockets (see timeout_for)
 verbose=0
 path_list=()  # --paths
@@ -175,6 +188,7 @@ while [[ $# -gt 0 ]]; do
 	--zmq) need_arg "$@"; add_list zmq_transports "$2"; shift 2 ;;
 	--zmq=*) add_list zmq_transports "${1#--zmq=}"; shift ;;
 	--zmq-same-cpu) zmq_same_cpu=1; shift ;;
+	--fi-msg) fi_msg=1; shift ;;
 	--paths) need_arg "$@"; add_list path_list "$2"; shift 2 ;;
 	--paths=*) add_list path_list "${1#--paths=}"; shift ;;
 	--bw) do_bw=1; shift ;;
@@ -199,6 +213,7 @@ if [[ $do_thr -eq 1 ]]; then
 	[[ ${#thr_patterns[@]} -gt 0 ]] || thr_patterns=(pushpull pubsub)
 	[[ ${#zmq_transports[@]} -eq 0 && ${#path_list[@]} -eq 0 && $do_bw -eq 0 ]] ||
 		die_usage "--zmq-thr does not go with --zmq, --paths or --bw"
+	[[ $fi_msg -eq 0 ]] || die_usage "--zmq-thr does not go with --fi-msg"
 	for t in "${thr_patterns[@]}"; do
 		case $t in
 		pushpull | pubsub) ;;
@@ -253,6 +268,11 @@ done
 path_list=("${pl[@]}")
 [[ ${#path_list[@]} -eq 0 || ${#zmq_transports[@]} -eq 0 ]] ||
 	die_usage "--zmq does not go with --paths"
+[[ ${#path_list[@]} -eq 0 || $fi_msg -eq 0 ]] ||
+	die_usage "--fi-msg does not go with --paths"
+if [[ $fi_msg -eq 1 && " ${providers[*]} " != *" tcp "* ]]; then
+	echo "$prog: warning: --fi-msg only measures provider tcp, which is not among -p ${providers[*]}; its columns will show '-'" >&2
+fi
 [[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 || $do_thr -eq 1 ]] ||
 	die_usage "--bw-iters and --bw-window need --bw or --zmq-thr"
 [[ -z $bw_iters || $bw_iters =~ ^[1-9][0-9]*$ ]] ||
@@ -441,21 +461,24 @@ fail_log() { # fail_log WHAT LOGFILE...
 	return 0
 }
 
-# fi_once PROV SIZE ITERS -> sets r_lat r_bw, or returns 1.  (No command
+# fi_once PROV SIZE ITERS [EP] -> sets r_lat r_bw, or returns 1.  EP is
+# fi_pingpong's -e, rdm by default (msg for --fi-msg).  (No command
 # substitution around these: the pids must stay visible to the EXIT trap.)
 fi_once() {
-	local prov=$1 size=$2 iters=$3 port srv cli srv_pid cli_pid rc=0 src=0 i
+	local prov=$1 size=$2 iters=$3 ep=${4:-rdm} port srv cli srv_pid cli_pid rc=0 src=0 i
+	local name=fi_pingpong tag="fi"
+	[[ $ep == rdm ]] || name="fi_pingpong -e $ep" tag=fi_$ep
 	pick_port
-	srv=$tmpdir/fi_srv.log cli=$tmpdir/fi_cli.log
+	srv=$tmpdir/${tag}_srv.log cli=$tmpdir/${tag}_cli.log
 	: >"$cli"
-	start_bg "$srv" taskset -c 0 "$fi_bin" -p "$prov" -e rdm -I "$iters" -S "$size" -B "$port"
+	start_bg "$srv" taskset -c 0 "$fi_bin" -p "$prov" -e "$ep" -I "$iters" -S "$size" -B "$port"
 	srv_pid=$bg_pid
 	if ! wait_listen "$port" "$srv_pid"; then
 		finish_bg "$srv_pid" || true
-		fail_log "fi_pingpong server ($prov, $size B) did not listen on port $port" "$srv"
+		fail_log "$name server ($prov, $size B) did not listen on port $port" "$srv"
 		return 1
 	fi
-	start_bg "$cli" taskset -c 1 "$fi_bin" -p "$prov" -e rdm -I "$iters" -S "$size" -P "$port" 127.0.0.1
+	start_bg "$cli" taskset -c 1 "$fi_bin" -p "$prov" -e "$ep" -I "$iters" -S "$size" -P "$port" 127.0.0.1
 	cli_pid=$bg_pid
 	finish_bg "$cli_pid" || rc=$?
 	# The server ends by itself once the client is done; give it 5 s.
@@ -468,14 +491,14 @@ fi_once() {
 	if [[ $rc -ne 0 || $src -ne 0 ]]; then
 		local why="exit $rc/$src"
 		[[ $rc -eq 124 || $src -eq 124 ]] && why="timeout ${tmo}s"
-		fail_log "fi_pingpong $prov $size B -I $iters ($why)" "$cli" "$srv"
+		fail_log "$name $prov $size B -I $iters ($why)" "$cli" "$srv"
 		return 1
 	fi
 	# bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
 	if ! awk 'NF >= 8 && $1 ~ /^[0-9.]+[kmgt]?$/ && $(NF-1) ~ /^[0-9.]+$/ && $(NF-2) ~ /^[0-9.]+$/ {
 			lat = $(NF-1); bw = $(NF-2); ok = 1 }
 		END { if (!ok) exit 1; print lat, bw }' "$cli" >"$tmpdir/parsed"; then
-		fail_log "cannot parse fi_pingpong output ($prov, $size B)" "$cli"
+		fail_log "cannot parse $name output ($prov, $size B)" "$cli"
 		return 1
 	fi
 	read -r r_lat r_bw <"$tmpdir/parsed"
@@ -824,6 +847,12 @@ else
 	[[ -z $zmq_skipped ]] ||
 		header+=("zmq_pingpong: $zmq_bin not found, zmq columns ($zmq_skipped) skipped")
 fi
+if [[ $fi_msg -eq 1 ]]; then
+	header+=(
+		"fi-msg: $fi_bin -p tcp -e msg (connected MSG endpoint of the tcp provider alone, no ofi_rxm), provider tcp only, run after the rdm fi_pingpong in each round, same placement"
+		"fi-msg us = its median mean one-way us; rmq/fi-msg = rmq mean / fi-msg mean (lower is better); '-' for providers other than tcp"
+	)
+fi
 if [[ ${#path_list[@]} -gt 0 ]]; then
 	header+=(
 		"paths: ${path_list[*]}, each forced with rmq_pingpong --path (RMQ_PATH on both sockets)"
@@ -849,6 +878,9 @@ if [[ $do_bw -eq 1 ]]; then
 	)
 	[[ -z $bw_csv_file ]] || header+=("bandwidth CSV: $bw_csv_file")
 fi
+
+# fimsg_on PROV: does --fi-msg measure this provider?  (tcp only)
+fimsg_on() { [[ $fi_msg -eq 1 && $1 == tcp ]]; }
 
 zmq_cmd() { # the zmq_pingpong command line for one transport, for headers
 	echo "$zmq_bin --transport $1${zmq_flags[*]:+ ${zmq_flags[*]}} -S SIZE -I ITER --csv"
@@ -881,6 +913,10 @@ csv_init() {
 			echo "# $p server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e rdm -I ITER -S SIZE -B PORT"
 			echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
 			echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p -S SIZE -I ITER --csv"
+			if fimsg_on "$p"; then
+				echo "# $p fi-msg server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e msg -I ITER -S SIZE -B PORT"
+				echo "# $p fi-msg client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e msg -I ITER -S SIZE -P PORT 127.0.0.1"
+			fi
 		done
 		for t in "${zmq_transports[@]}"; do
 			echo "# zmq $t: $(zmq_cmd "$t")"
@@ -889,6 +925,7 @@ csv_init() {
 		for t in "${zmq_transports[@]}"; do
 			printf ',zmq_%s_p50_us,zmq_%s_mbps,zmq_%s_lat_ratio' "$t" "$t" "$t"
 		done
+		[[ $fi_msg -eq 0 ]] || printf ',fimsg_lat_us,fimsg_lat_ratio'
 		printf '\n'
 	} >"$csv_file"
 }
@@ -898,16 +935,26 @@ csv_init
 
 row_fmt='| %8s | %6s | %9s | %10s | %11s | %9s | %9s | %9s | %8s | %-20s |'
 zmq_fmt=' %11s | %12s | %11s |'
+fimsg_fmt=' %10s | %10s |'
 
-print_row() { # the 10 fi/rmq columns, then 3 per zmq transport
+# the 10 fi/rmq columns, then 3 per zmq transport, then with --fi-msg the
+# 2 fi-msg columns (always the last 2 arguments)
+print_row() {
+	local fm=()
 	# shellcheck disable=SC2059
 	printf "$row_fmt" "${@:1:10}"
 	shift 10
+	if [[ $fi_msg -eq 1 ]]; then
+		fm=("${@: -2}")
+		set -- "${@:1:$#-2}"
+	fi
 	while [[ $# -ge 3 ]]; do
 		# shellcheck disable=SC2059
 		printf "$zmq_fmt" "$1" "$2" "$3"
 		shift 3
 	done
+	# shellcheck disable=SC2059
+	[[ ${#fm[@]} -eq 0 ]] || printf "$fimsg_fmt" "${fm[@]}"
 	printf '\n'
 }
 
@@ -916,6 +963,11 @@ for t in "${zmq_transports[@]}"; do
 	zmq_heads+=("zmq $t p50" "zmq $t MB/s" "rmq/zmq $t")
 	zmq_rules+=("----------:" "-----------:" "----------:")
 done
+fimsg_heads=() fimsg_rules=()
+if [[ $fi_msg -eq 1 ]]; then
+	fimsg_heads=("fi-msg us" "rmq/fi-msg")
+	fimsg_rules=("---------:" "---------:")
+fi
 
 any_fail=0
 
@@ -1168,23 +1220,37 @@ for prov in "${providers[@]}"; do
 	for t in "${zmq_transports[@]}"; do
 		echo "    zmq $t: $(zmq_cmd "$t")"
 	done
+	if fimsg_on "$prov"; then
+		echo "    fi-msg server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e msg -I ITER -S SIZE -B PORT"
+		echo "    fi-msg client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e msg -I ITER -S SIZE -P PORT 127.0.0.1"
+	elif [[ $fi_msg -eq 1 ]]; then
+		echo "    fi-msg: not run for $prov (tcp only)"
+	fi
 	echo
 	print_row size iters "fi us" "rmq p50 us" "rmq mean us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path" \
-		"${zmq_heads[@]}"
+		"${zmq_heads[@]}" "${fimsg_heads[@]}"
 	print_row "-------:" "-----:" "--------:" "---------:" "----------:" "--------:" "--------:" "--------:" "-------:" "--------------------" \
-		"${zmq_rules[@]}"
+		"${zmq_rules[@]}" "${fimsg_rules[@]}"
 
 	for size in "${sizes[@]}"; do
 		iters=$(iters_for "$size")
 		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=()
-		fi_failed=0 rmq_failed=0
+		fi_failed=0 rmq_failed=0 fimsg_lats=() fimsg_failed=0
 		declare -A zmq_lats=() zmq_bws=() zmq_failed=()
 		for ((r = 1; r <= runs; r++)); do
 			if fi_once "$prov" "$size" "$iters"; then
 				fi_lats+=("$r_lat") fi_bws+=("$r_bw")
-				fi_msg="fi $r_lat us"
+				fi_note="fi $r_lat us"
 			else
-				fi_failed=1 fi_msg="fi FAIL"
+				fi_failed=1 fi_note="fi FAIL"
+			fi
+			if fimsg_on "$prov"; then
+				if fi_once "$prov" "$size" "$iters" msg; then
+					fimsg_lats+=("$r_lat")
+					fi_note+=", fi-msg $r_lat us"
+				else
+					fimsg_failed=1 fi_note+=", fi-msg FAIL"
+				fi
 			fi
 			if rmq_once "$prov" "$size" "$iters"; then
 				rmq_lats+=("$r_lat") rmq_bws+=("$r_bw") paths+=("$r_path")
@@ -1201,7 +1267,7 @@ for prov in "${providers[@]}"; do
 					zmq_failed[$t]=1 zmq_msg+=", zmq $t FAIL"
 				fi
 			done
-			echo "[$prov ${size} B x$iters run $r/$runs] $fi_msg, $rmq_msg$zmq_msg" >&2
+			echo "[$prov ${size} B x$iters run $r/$runs] $fi_note, $rmq_msg$zmq_msg" >&2
 		done
 
 		if [[ $fi_failed -eq 0 ]]; then
@@ -1233,16 +1299,28 @@ for prov in "${providers[@]}"; do
 			'BEGIN { if (b ~ /^[0-9.]+$/ && b > 0 && s > 0) printf "%.3f", s / b; else print "-" }')
 		lat_r=$(ratio "$rmq_mean" "$fi_lat")
 		bw_r=$(ratio "$rmq_bw" "$fi_bw")
+		fimsg_cols=()
+		if fimsg_on "$prov"; then
+			if [[ $fimsg_failed -eq 0 ]]; then
+				fimsg_lat=$(printf '%s\n' "${fimsg_lats[@]}" | median)
+			else
+				fimsg_lat=FAIL any_fail=1
+			fi
+			fimsg_cols=("$(fmt "$fimsg_lat")" "$(ratio "$rmq_mean" "$fimsg_lat")")
+		elif [[ $fi_msg -eq 1 ]]; then
+			fimsg_cols=(- -)
+		fi
 		fi_lat=$(fmt "$fi_lat") fi_bw=$(fmt "$fi_bw")
 		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw") rmq_mean=$(fmt "$rmq_mean")
 
 		print_row "$size" "$iters" "$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" \
-			"${zmq_cols[@]}"
+			"${zmq_cols[@]}" "${fimsg_cols[@]}"
 		if [[ -n $csv_file ]]; then
 			{
 				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s' "$prov" "$size" "$iters" \
 					"$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path"
 				[[ ${#zmq_cols[@]} -eq 0 ]] || printf ',%s' "${zmq_cols[@]}"
+				[[ ${#fimsg_cols[@]} -eq 0 ]] || printf ',%s' "${fimsg_cols[@]}"
 				printf '\n'
 			} >>"$csv_file"
 		fi
