@@ -41,6 +41,7 @@
 #include "util.h"
 #include "wire.h"
 
+#define PS_NEWS_NS 5000 /* a send takes in news at most this often */
 #define SUB_PREFIXES_MAX   10000 /* prefixes one subscriber may hold */
 
 /* ---- a set of prefixes ---- */
@@ -460,7 +461,8 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	struct pub_send   ps  = {st, NULL, 0};
 	struct rmq_peer  *p;
 	struct pub_peer  *sp;
-	bool              push;
+	bool              push, fresh = false;
+	int64_t           now;
 	int               i, n, rc;
 
 	if (o->msg != NULL) {
@@ -471,8 +473,16 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	}
 	ps.b   = out.buf;
 	ps.len = out.len;
-	/* Subscribers may never make us wait: take in their news here. */
-	rmq_pat_progress(s);
+	/* Subscribers may never make us wait: take in their news here --
+	 * every few microseconds, not at every send (a CQ poll costs as
+	 * much as the send on tcp), and again before one would miss this
+	 * message for want of a credit. */
+	now = rmq_now_ns();
+	if (now - st->news_at >= PS_NEWS_NS) {
+		rmq_pat_progress(s);
+		st->news_at = now;
+		fresh       = true;
+	}
 	if (st->log == NULL) {
 		rc = ps_log_maybe_start(s, st);
 		if (rc != 0)
@@ -505,6 +515,14 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		sp = rmq_pat_peer_state(p);
 		if (sp->mode != PS_PUSH || !ps_match(&sp->subs, ps.b, ps.len))
 			continue;
+		if (!st->nodrop && !fresh && !rmq_pat_peer_writable(s, p)) {
+			rmq_pat_progress(s);
+			st->news_at = now;
+			fresh       = true;
+			p = rmq_pat_peer(s, st->ids[i]); /* it may have gone */
+			if (p == NULL)
+				continue;
+		}
 		if (!st->nodrop && !rmq_pat_peer_writable(s, p)) {
 			rmq_pat_count_drop(s); /* full: this one misses it */
 			continue;

@@ -69,6 +69,8 @@ struct pub_state {
 	int               ids_cap;
 	int               nodrop;
 	struct ps_log    *log;  /* NULL until fan-out reaches the threshold */
+	int64_t           news_at; /* when a send last took in the
+	                            * subscribers' news (progress) */
 };
 
 /* ---- the log (fanout.c, fanout_read.c) ---- */
