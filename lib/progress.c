@@ -9,6 +9,8 @@
  * sources, or, where the provider has no wait fd (shm), in short sleeps
  * that back off from 10 us to 1 ms, then in poll() on the sources.
  */
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,59 @@ rmq_reactor_init(struct rmq_reactor *r, void *owner)
 	r->ep_fd   = -1;
 	r->kick_fd = -1;
 	r->tick_fd = -1;
-	pthread_mutex_init(&r->mu, NULL);
+	atomic_init(&r->busy, 0);
+	atomic_init(&r->app_in, 0);
+	atomic_init(&r->thr_in, 0);
+}
+
+/* ---- the owner lock's thread side ---- */
+
+static bool asym_ok;
+
+static void
+asym_init(void)
+{
+	asym_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+	                  0, 0) == 0;
+}
+
+bool
+rmq_reactor_asym_ok(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, asym_init);
+	return asym_ok;
+}
+
+bool
+rmq_reactor_trylock(struct rmq_reactor *r)
+{
+	if (!r->asym)
+		return atomic_load_explicit(&r->busy, memory_order_relaxed) == 0 &&
+		       !atomic_exchange_explicit(&r->busy, 1,
+		                                 memory_order_acquire);
+	if (atomic_load(&r->app_in))
+		return false;
+	atomic_store(&r->thr_in, 1);
+	/* Every thread of ours passes a full barrier: either the
+	 * application's app_in = 1 is visible now, or its next load of
+	 * thr_in sees 1. */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0 ||
+	    atomic_load(&r->app_in)) {
+		atomic_store(&r->thr_in, 0);
+		return false;
+	}
+	return true;
+}
+
+void
+rmq_reactor_unlock_thr(struct rmq_reactor *r)
+{
+	if (r->asym)
+		atomic_store_explicit(&r->thr_in, 0, memory_order_release);
+	else
+		atomic_store_explicit(&r->busy, 0, memory_order_release);
 }
 
 void
@@ -55,7 +109,6 @@ rmq_reactor_fini(struct rmq_reactor *r)
 	if (r->tick_fd >= 0)
 		close(r->tick_fd);
 	r->ep_fd = r->kick_fd = r->tick_fd = -1;
-	pthread_mutex_destroy(&r->mu);
 }
 
 /* ---- RMQ_FD ---- */
@@ -727,10 +780,10 @@ rmq_reactor_idle(struct rmq_reactor *r, struct rmq_waiter *w)
 	return spin_on(w) ? 0 : idle_many(&r, 1, NULL, 0, w);
 }
 
-int
-rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
-              int nfds, struct rmq_waiter *w, unsigned flags,
-              rmq_cond_fn cond, void *arg)
+static int
+wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
+          int nfds, struct rmq_waiter *w, unsigned flags, rmq_cond_fn cond,
+          void *arg)
 {
 	int i, n, rc;
 
@@ -759,8 +812,23 @@ rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
 }
 
 int
-rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
-               rmq_cond_fn cond, void *arg)
+rmq_wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
+              int nfds, struct rmq_waiter *w, unsigned flags,
+              rmq_cond_fn cond, void *arg)
+{
+	int i, rc;
+
+	for (i = 0; i < nr; i++)
+		rs[i]->waiting++;
+	rc = wait_many(rs, nr, fds, nfds, w, flags, cond, arg);
+	for (i = 0; i < nr; i++)
+		rs[i]->waiting--;
+	return rc;
+}
+
+static int
+wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
+           rmq_cond_fn cond, void *arg)
 {
 	int rc;
 
@@ -781,4 +849,16 @@ rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
 		if (!spin_on(w) && idle_many(&r, 1, NULL, 0, w) != 0)
 			return -RMQ_EAGAIN;
 	}
+}
+
+int
+rmq_wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
+               rmq_cond_fn cond, void *arg)
+{
+	int rc;
+
+	r->waiting++;
+	rc = wait_until(r, w, flags, cond, arg);
+	r->waiting--;
+	return rc;
 }

@@ -27,6 +27,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -101,6 +102,10 @@ struct rmq_reactor {
 	void (*after[RMQ_REACTOR_AFTER_MAX])(void *owner);
 	int                nafter;
 	unsigned           after_armed;
+	/* Inside rmq_wait_until / rmq_wait_many (nested: a count): an
+	 * after-pass hook may then send at once what it would let gather
+	 * during a pass from within a call (coalesced messages). */
+	int                waiting;
 	/* Idle work: waits with RMQ_WAIT_IDLE and the progress thread run it
 	 * when a round found nothing (pull queued rendezvous messages). */
 	void (*idle)(void *owner);
@@ -124,11 +129,63 @@ struct rmq_reactor {
 	 * never (a closing socket's waits linger all the same). */
 	const atomic_bool *stop;
 
-	/* progress: thread -- held by every API call and tried by the
-	 * progress thread (thread.c), which never waits for it. */
-	pthread_mutex_t    mu;
+	/* progress: thread, or a flusher -- held by every API call and
+	 * tried by that thread (thread.c), which never waits for it.  An
+	 * atomic flag (busy); or, with asym (the flusher, which tries
+	 * rarely), two flags the application sets with plain stores while
+	 * the thread pays with membarrier(2): any atomic instruction per
+	 * call cost a third of a coalesced send. */
+	atomic_int         busy;
+	atomic_int         app_in, thr_in;
+	bool               asym;
 	struct rmq_reactor *ctx_next; /* the context's list (thread.c) */
 };
+
+/*
+ * The reactor's owner lock: the application's side waits (yielding), the
+ * thread's side only tries (rmq_reactor_trylock, progress.c).  With asym
+ * the application's side is a plain store and load: the thread's
+ * membarrier(2) orders them against its own (Dekker's protocol with the
+ * fence paid by the rare side only).
+ */
+static inline void
+rmq_reactor_lock(struct rmq_reactor *r)
+{
+	if (!r->asym) {
+		while (atomic_exchange_explicit(&r->busy, 1,
+		                                memory_order_acquire))
+			sched_yield();
+		return;
+	}
+	for (;;) {
+		atomic_store_explicit(&r->app_in, 1, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (!atomic_load_explicit(&r->thr_in, memory_order_relaxed)) {
+			atomic_thread_fence(memory_order_acquire);
+			return;
+		}
+		atomic_store_explicit(&r->app_in, 0, memory_order_relaxed);
+		while (atomic_load(&r->thr_in))
+			sched_yield();
+	}
+}
+
+bool rmq_reactor_trylock(struct rmq_reactor *r);
+
+static inline void
+rmq_reactor_unlock(struct rmq_reactor *r)
+{
+	if (r->asym)
+		atomic_store_explicit(&r->app_in, 0, memory_order_release);
+	else
+		atomic_store_explicit(&r->busy, 0, memory_order_release);
+}
+
+/* The thread's side gives it back. */
+void rmq_reactor_unlock_thr(struct rmq_reactor *r);
+/* Can the asymmetric lock work here (membarrier registered)?  Once per
+ * process, before any socket uses it. */
+bool rmq_reactor_asym_ok(void);
 
 void rmq_reactor_init(struct rmq_reactor *r, void *owner);
 void rmq_reactor_fini(struct rmq_reactor *r);

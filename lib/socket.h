@@ -113,14 +113,14 @@ static inline void
 rmq_sock_lock(struct rmq_socket *s)
 {
 	if (s->ctx->progress.on)
-		pthread_mutex_lock(&s->reactor.mu);
+		rmq_reactor_lock(&s->reactor);
 }
 
 static inline void
 rmq_sock_unlock(struct rmq_socket *s)
 {
 	if (s->ctx->progress.on)
-		pthread_mutex_unlock(&s->reactor.mu);
+		rmq_reactor_unlock(&s->reactor);
 }
 
 #endif /* RMQ_SOCKET_H */

@@ -13,10 +13,17 @@
  * In inline mode with coalescing (coalesce.enabled), the same thread is
  * the flusher: it sleeps on a condition variable while no socket of the
  * context has a batch open; once one has, it wakes every
- * coalesce.flush_us and drives the reactors the application is not in,
- * whose after-pass hook sends the batches left queued -- so a message that
- * rmq_send coalesced leaves within about that time even when the
- * application makes no further call.
+ * coalesce.flush_us, and when no batch was opened during that time (the
+ * application stopped sending) drives the reactors the application is not
+ * in, whose after-pass hook sends the batches left queued -- so a message
+ * that rmq_send coalesced leaves within about twice that time even when
+ * the application makes no further call.  While batches keep being
+ * opened (the application streams, and sends them itself) it looks less
+ * often, up to every 8 periods: so a tail left right after a long stream
+ * may wait up to about 16 periods.
+ *
+ * The flusher tries a socket's lock with membarrier(2) (progress.h), so
+ * that the application's side costs no atomic instruction per call.
  *
  * Lock order: socks_lock, then (try) a socket's lock.  The application
  * holds a socket's lock and may then take socks_lock (rmq_close), never
@@ -48,14 +55,14 @@ round_all(struct rmq_thread *t)
 
 	pthread_mutex_lock(&t->lock);
 	for (r = t->reactors; r != NULL; r = r->ctx_next) {
-		if (pthread_mutex_trylock(&r->mu) != 0)
+		if (!rmq_reactor_trylock(r))
 			continue; /* the application is in it */
 		if (r->cq != NULL) {
 			did += rmq_reactor_progress(r);
 			if (r->idle != NULL)
 				r->idle(r->owner);
 		}
-		pthread_mutex_unlock(&r->mu);
+		rmq_reactor_unlock_thr(r);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return did;
@@ -75,7 +82,9 @@ progress_main(void *arg)
 static void *
 flush_main(void *arg)
 {
-	struct rmq_thread *t = arg;
+	struct rmq_thread *t    = arg;
+	unsigned           seen = 0, now;
+	int                nap_us = t->sleep_us;
 
 	while (!atomic_load(&t->stop)) {
 		if (atomic_load(&t->open) == 0) {
@@ -88,8 +97,20 @@ flush_main(void *arg)
 			pthread_mutex_unlock(&t->cvmu);
 			continue;
 		}
-		/* The application's chance to send them itself first. */
-		nap(t->sleep_us);
+		/* The application's chance to send them itself first; while
+		 * it opens batches it is making calls, and sends them itself:
+		 * then stay out of its way (and its locks). */
+		nap(nap_us);
+		now = atomic_load(&t->opened);
+		if (now != seen) {
+			/* Streaming: look less often (each look is a context
+			 * switch on a busy CPU), up to 8 times the period. */
+			seen = now;
+			if (nap_us < 8 * t->sleep_us)
+				nap_us *= 2;
+			continue;
+		}
+		nap_us = t->sleep_us;
 		(void) round_all(t);
 	}
 	return NULL;
@@ -98,10 +119,14 @@ flush_main(void *arg)
 void
 rmq_thread_batch(struct rmq_thread *t, int d)
 {
-	if (atomic_fetch_add(&t->open, d) != 0 || d < 0 || !t->flusher)
+	if (!t->flusher) {
+		atomic_fetch_add(&t->open, d);
 		return;
-	atomic_fetch_add(&t->opened, 1);
-	if (atomic_load(&t->asleep)) {
+	}
+	if (d > 0)
+		atomic_fetch_add(&t->opened, 1);
+	if (atomic_fetch_add(&t->open, d) == 0 && d > 0 &&
+	    atomic_load(&t->asleep)) {
 		pthread_mutex_lock(&t->cvmu);
 		pthread_cond_signal(&t->cv);
 		pthread_mutex_unlock(&t->cvmu);
