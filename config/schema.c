@@ -339,8 +339,8 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "batch" },
 	{ "coalesce.flush_us", RMQ_SCHEMA_INT, 1, 1000000, 100, NULL,
 	    FIELD(flush_us),
-	    "inline mode: a batch the application left queued is sent by the "
-	    "context's flusher thread after about this many microseconds" },
+	    "inline mode: the period of the context's flusher thread, which "
+	    "sends the batches the application left queued" },
 };
 
 /* The offset and size of a field of struct rmq_cfg_paths. */

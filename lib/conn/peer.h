@@ -63,7 +63,8 @@ struct rmq_peer {
 	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
 	uint32_t        bat_n;     /* messages in it */
 	uint32_t        bat_used;  /* bytes after its header */
-	int64_t         last_tx;   /* when our last message to it left (ns) */
+	int64_t         last_tx;   /* when our last message or batch to it
+	                            * left, or the open batch opened (ns) */
 	bool            heard;     /* a message came from it since then */
 	bool            can_batch; /* it takes BATCH (RMQ_FEAT_BATCH) */
 	struct rmq_chan chan;

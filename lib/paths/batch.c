@@ -36,17 +36,24 @@ batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 	return cap < p->eager_max ? cap : p->eager_max;
 }
 
-/* After a progress pass: every open batch goes (one try each). */
+/*
+ * After a progress pass (one try each): in a wait, every open batch goes;
+ * in a pass from within a call (a PUB takes in its subscribers' news at
+ * every send) or from the flusher, only those opened a window ago or
+ * more -- else a batch would never hold more than one message.
+ */
 static void
 batch_after(void *owner)
 {
-	struct rmq_socket *s = owner;
+	struct rmq_socket *s   = owner;
+	int64_t            now = s->reactor.waiting > 0 ? 0 : rmq_now_ns();
 	struct rmq_peer   *p;
 	int                i;
 
 	for (i = 0; s->nbat > 0 && i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
-		if (p != NULL && p->bat != NULL)
+		if (p != NULL && p->bat != NULL &&
+		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
 			(void) rmq_batch_flush(s, p, NULL);
 	}
 }
@@ -71,7 +78,8 @@ rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
 		return len <= RMQ_BATCH_ITEM_MAX;
 	if (!s->coalesce || !p->can_batch || p->heard ||
 	    len > RMQ_BATCH_ITEM_MAX || s->paths.force >= 0 ||
-	    (path != RMQ_PATH_INJECT && path != RMQ_PATH_EAGER))
+	    (path != RMQ_PATH_INJECT && path != RMQ_PATH_EAGER &&
+	     path != RMQ_PATH_RING))
 		return false;
 	*now = rmq_now_ns();
 	return *now - p->last_tx < s->coalesce_ns;
@@ -127,6 +135,7 @@ flush_once(struct rmq_socket *s, struct rmq_peer *p)
 	tx->peer = p;
 	p->pending++;
 	s->inflight++;
+	p->last_tx = rmq_now_ns();
 	batch_closed(s, p);
 	return 0;
 }

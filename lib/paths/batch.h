@@ -32,6 +32,9 @@ struct rmq_waiter;
 /* The socket's endpoint opened: its after-pass hook. 0 or -error. */
 int  rmq_batch_sock_init(struct rmq_socket *s);
 /* Should a len-byte message to p (the table's path: path) be coalesced?
+ * Inject, eager and ring messages may (ring by size only where the
+ * domain orders writes with sends, so a batch sent before a ring write
+ * still lands first).
  * *now: the clock, read here when needed (0: not read). */
 bool rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
                      size_t len, int64_t *now);
