@@ -114,7 +114,8 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 the per-round ratios, and each side's CPU ns per message.
                 Not with --zmq, --paths or --bw.
   --thr-patterns LIST
-                with --zmq-thr: pushpull, pubsub or both (default)
+                with --zmq-thr: pushpull, pubsub (both by default) and/or
+                pair (rmq_bw PAIR -> PAIR, set against ZeroMQ PUSH/PULL)
   -v            print every command to stderr as it is run
   -h, --help    this help
 
@@ -216,8 +217,8 @@ if [[ $do_thr -eq 1 ]]; then
 	[[ $fi_msg -eq 0 ]] || die_usage "--zmq-thr does not go with --fi-msg"
 	for t in "${thr_patterns[@]}"; do
 		case $t in
-		pushpull | pubsub) ;;
-		*) die_usage "unknown pattern '$t' (pushpull, pubsub)" ;;
+		pushpull | pubsub | pair) ;;
+		*) die_usage "unknown pattern '$t' (pushpull, pubsub, pair)" ;;
 		esac
 	done
 fi
@@ -670,7 +671,7 @@ stats() {
 }
 
 thr_main() {
-	local r prov pat zt size key list v lo hi args=()
+	local r prov pat zp zt size key list v lo hi args=()
 	local -A rmq_mps=() zmq_mps=() rat_runs=() rmq_mb=() zmq_mb=()
 	local -A rmq_snd=() zmq_snd=() rmq_rcv=() zmq_rcv=() rmq_drop=() zmq_drop=()
 	local -A failed_r=() failed_z=()
@@ -708,8 +709,11 @@ thr_main() {
 				run_csv rmq_thr "rmq_bw $prov --pattern $pat" \
 					"$bw_bin" --local --cpus 0,1 -p "$prov" --pattern "$pat" \
 					-S "$list" "${args[@]}" --csv || ok_r=0
-				run_csv zmq_thr "zmq_thr $zt --pattern $pat" \
-					"$thr_bin" --cpus 0,1 --transport "$zt" --pattern "$pat" \
+				# PAIR has no ZeroMQ twin here: set against PUSH/PULL
+				zp=$pat
+				[[ $zp != pair ]] || zp=pushpull
+				run_csv zmq_thr "zmq_thr $zt --pattern $zp" \
+					"$thr_bin" --cpus 0,1 --transport "$zt" --pattern "$zp" \
 					-S "$list" "${args[@]}" --csv || ok_z=0
 				msg=""
 				for size in "${sizes[@]}"; do
@@ -748,7 +752,7 @@ thr_main() {
 		for prov in "${providers[@]}"; do
 			zt=$(thr_transport "$prov")
 			echo
-			echo "## $pat: rmq_bw $prov vs zmq_thr $zt, messages/s"
+			echo "## $pat: rmq_bw $prov vs zmq_thr $zt$([[ $pat != pair ]] || echo ' pushpull'), messages/s"
 			echo
 			# shellcheck disable=SC2059
 			printf "$rowf" size "rmq msgs/s" "spread" "zmq msgs/s" "spread" rmq/zmq "[min-max]" \
