@@ -178,9 +178,10 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
               const struct rmq_out *o, uint32_t msgid, int64_t now,
               struct rmq_waiter *w)
 {
-	size_t   item = RMQ_BATCH_ITEM_HDR + pad8(o->len);
-	uint8_t *b;
-	int      rc;
+	size_t         item = RMQ_BATCH_ITEM_HDR + pad8(o->len);
+	struct rmq_tx *tx;
+	uint8_t       *b;
+	int            rc;
 
 	if (p->bat != NULL && p->bat_used + item > batch_cap(s, p)) {
 		rc = rmq_batch_flush(s, p, w);
@@ -190,10 +191,15 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
 	if (item > batch_cap(s, p))
 		return 1; /* cannot be coalesced to this peer at all */
 	if (p->bat == NULL) {
-		if (s->tx->free == NULL)
+		/* Every slot in flight: waiting for one (the provider hands
+		 * them back as it goes) beats sending alone, which on tcp
+		 * costs a syscall each; unless the caller may not wait. */
+		rc = rmq_tx_get(s, p, w, &tx);
+		if (rc == -RMQ_EAGAIN)
 			return 1;
-		batch_opened(s, p, s->tx->free);
-		s->tx->free = p->bat->next_free;
+		if (rc != 0)
+			return rc;
+		batch_opened(s, p, tx);
 	}
 	b = p->bat->buf + RMQ_HDR_SIZE + p->bat_used;
 	rmq_put32(b, (uint32_t) o->len);
