@@ -9,6 +9,13 @@
  * (copy in, send, copy out) 4.0/5.9/13.1 us at 8/16/64 KiB against
  * rndv_read 3.3/3.7/5.5 and rndv_send 3.5/3.9/5.7; at 1 MiB read 52.7,
  * send 52.0.  So: inject up to 4080 B, rndv_read above 4 KiB.
+ * Measured again 24 Nov 2026 (same loop, by size, alternating, two runs
+ * each, p50): eager 2.42-2.44/3.12-3.20/3.82-4.00/4.65-4.78/7.25-7.33 us
+ * at 8/16/24/32/64 KiB against rndv_read 2.89/3.32-3.34/4.02-4.04/
+ * 4.40-4.49/5.99-6.30: eager wins to 16 KiB (the rendezvous' RTS and FIN
+ * hops cost more than the extra copy there), ties at 24, loses above.
+ * So eager up to 16 KiB now, closing most of the step at 8 KiB against
+ * fi_pingpong (README).
  *
  * The ring (perf/compare.sh --paths, forced): 1.38 us at 1 KiB and 2.98
  * at 4 KiB (means) against inject 1.70 and eager 3.70 -- but by size the
@@ -35,7 +42,7 @@ const struct rmq_prov rmq_prov_shm = {
 	.flags        = RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED |
 	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS,
 	.inject_max   = 0,        /* fi_info: 4096 */
-	.eager_max    = 4096,     /* measured: above, rndv_read wins */
+	.eager_max    = 16384,    /* measured: above, rndv_read wins */
 	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,        /* one CMA read is fastest */
 	.cq_data_size = 8,
