@@ -157,7 +157,7 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	if (!rmq_peer_usable(p))
 		return -RMQ_ECONNRESET;
 	if (batch) {
-		rc = rmq_batch_add(s, p, &out, msgid, now, &w);
+		rc = rmq_batch_add(s, p, path, &out, msgid, now, &w);
 		if (rc <= 0)
 			return rc; /* 1: no room to coalesce, it goes alone */
 	}

@@ -174,7 +174,7 @@ rmq_batch_flush(struct rmq_socket *s, struct rmq_peer *p,
 }
 
 int
-rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
+rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
               const struct rmq_out *o, uint32_t msgid, int64_t now,
               struct rmq_waiter *w)
 {
@@ -191,9 +191,13 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
 	if (item > batch_cap(s, p))
 		return 1; /* cannot be coalesced to this peer at all */
 	if (p->bat == NULL) {
-		/* Every slot in flight: waiting for one (the provider hands
-		 * them back as it goes) beats sending alone, which on tcp
-		 * costs a syscall each; unless the caller may not wait. */
+		/* Every slot in flight: a message that would go by inject
+		 * goes alone (it needs no slot, and slots held by sends to a
+		 * peer that died may come back late); others wait for one, as
+		 * they would alone -- and batched, they save a syscall each
+		 * on tcp.  Unless the caller may not wait. */
+		if (s->tx->free == NULL && path == RMQ_PATH_INJECT)
+			return 1;
 		rc = rmq_tx_get(s, p, w, &tx);
 		if (rc == -RMQ_EAGAIN)
 			return 1;

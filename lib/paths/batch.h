@@ -40,11 +40,11 @@ bool rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
                      size_t len, int64_t *now);
 /*
  * Add o to p's batch, opening one (or sending a full one first, waiting
- * per w, also for a free tx slot).  0: it is in, counted as sent; 1: no
- * tx slot free by w's deadline, or too big for p's batches: send it
- * alone; < 0 an error (the message is not in; what was before is kept).
+ * per w, also for a free tx slot unless path, its path alone, is
+ * inject).  0: it is in, counted as sent; 1: no tx slot free (by w's
+ * deadline), or too big for p's batches: send it alone; < 0 an error (the message is not in; what was before is kept).
  */
-int  rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p,
+int  rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
                    const struct rmq_out *o, uint32_t msgid, int64_t now,
                    struct rmq_waiter *w);
 /* Send p's open batch, if any: waiting per w, or once (w NULL: then
