@@ -802,7 +802,7 @@ rmq_close(rmq_socket *s)
 	rmq_thread_remove(&ctx->progress, &s->reactor);
 	rmq_close_locked(s);
 	api_unlock(s);
-	rmq_reactor_fini(&s->reactor); /* and its lock */
+	rmq_reactor_fini(&s->reactor);
 	free(rmq_container_of(s, struct sock_block, s));
 	pthread_mutex_lock(&ctx->lock);
 	ctx->nsockets--;

@@ -105,9 +105,10 @@ struct rmq_socket {
 };
 
 /*
- * The public entry points hold the socket's lock in thread mode
- * (progress: thread), so the progress thread (thread.c) stays out while
- * the application is inside; in inline mode nobody else touches it.
+ * The public entry points hold the socket's lock whenever the context
+ * runs a thread (progress: thread, or the coalescing flusher), so that
+ * thread (thread.c) stays out while the application is inside; without
+ * one nobody else touches the socket.
  */
 static inline void
 rmq_sock_lock(struct rmq_socket *s)

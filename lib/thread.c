@@ -119,10 +119,8 @@ flush_main(void *arg)
 void
 rmq_thread_batch(struct rmq_thread *t, int d)
 {
-	if (!t->flusher) {
-		atomic_fetch_add(&t->open, d);
-		return;
-	}
+	if (!t->flusher)
+		return; /* a progress thread looks at every socket anyway */
 	if (d > 0)
 		atomic_fetch_add(&t->opened, 1);
 	if (atomic_fetch_add(&t->open, d) == 0 && d > 0 &&

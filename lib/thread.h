@@ -38,7 +38,8 @@ struct rmq_thread {
  */
 int  rmq_thread_start(struct rmq_thread *t, bool on, bool flusher,
                       int sleep_us);
-/* A socket opened (+1) or sent or dropped (-1) a batch. */
+/* A socket opened (+1) or sent or dropped (-1) a batch (counted for
+ * the flusher only). */
 void rmq_thread_batch(struct rmq_thread *t, int d);
 void rmq_thread_stop(struct rmq_thread *t);
 /* A socket's reactor joins (leaves) the thread's rounds. */
