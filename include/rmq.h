@@ -56,15 +56,19 @@ enum rmq_err {
 	RMQ_ENODEV    = ENODEV,    /* the provider is not on this machine */
 	RMQ_ECLOSED   = RMQ_ERRNO_BASE, /* the socket or context is closed */
 	RMQ_EFSM,                  /* operation not valid in this state
-	                            * (REQ: send twice; REP: send first) */
+	                            * (REQ: recv first; REP: send first) */
 	RMQ_EPROTO,                /* malformed message or handshake */
 	RMQ_EVERSION,              /* peer speaks another wire version */
-	RMQ_EPROVIDER,             /* peer uses another provider */
+	RMQ_EPROVIDER,             /* the peer, or an earlier bind/connect
+	                            * of the socket, uses another provider */
 	RMQ_EPATTERN,              /* peer's pattern does not match ours */
 	RMQ_ECONFIG,               /* bad configuration file or value */
-	RMQ_EADDR,                 /* malformed endpoint string */
+	RMQ_EADDR,                 /* malformed endpoint string (an
+	                            * unknown scheme: -EPROTONOSUPPORT) */
 	RMQ_ETRUNC,                /* reserved: message truncated */
 	RMQ_EPEERFULL,             /* PAIR: already has its one peer */
+	RMQ_ERESOLVE,              /* the endpoint's host name does not
+	                            * resolve */
 	RMQ_ERR_MAX
 };
 
@@ -132,6 +136,18 @@ enum rmq_opt {
 	                         * with fi_read (rmq_pubsub(7)); 0 = never;
 	                         * default thresholds.fanout_log.  Set before
 	                         * the first send. */
+	RMQ_RECONNECT_IVL = 26, /* ms a connecting socket waits before it
+	                         * connects again after its peer went or a
+	                         * try failed (plus up to as much at random);
+	                         * default 100; -1 = never reconnect */
+	RMQ_RECONNECT_IVL_MAX = 27, /* ms: the wait doubles after each failed
+	                         * try up to this (0, the default: no
+	                         * doubling) */
+	RMQ_CONNECT_ASYNC = 28, /* 1: rmq_connect returns at once and
+	                         * connects in the background; a PAIR or
+	                         * PUSH keeps up to RMQ_SNDHWM messages sent
+	                         * meanwhile.  Default 0: rmq_connect returns
+	                         * once the handshake is done. */
 };
 
 /* Events (RMQ_EVENTS, rmq_pollitem). */
@@ -182,7 +198,9 @@ struct rmq_stats {
 	uint64_t eagain;           /* provider -FI_EAGAIN retries */
 	uint64_t coalesced;        /* messages sent packed with others into
 	                            * one transfer (coalescing, rmq_paths(7)) */
-	uint64_t reserved[9];
+	uint64_t reconnects;       /* connections a connecting socket made
+	                            * again after its peer went */
+	uint64_t reserved[8];
 };
 
 /*
@@ -214,6 +232,12 @@ RMQ_API int rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **s);
 RMQ_API int rmq_close(rmq_socket *s);
 RMQ_API int rmq_bind(rmq_socket *s, const char *endpoint);
 RMQ_API int rmq_connect(rmq_socket *s, const char *endpoint);
+/* Undo one rmq_connect (no more reconnecting; its peer gets a goodbye,
+ * within RMQ_LINGER) / one rmq_bind (no new peers there; connected ones
+ * stay).  endpoint: as given (or, for unbind, as RMQ_LAST_ENDPOINT says);
+ * -ENOENT if there is none. */
+RMQ_API int rmq_disconnect(rmq_socket *s, const char *endpoint);
+RMQ_API int rmq_unbind(rmq_socket *s, const char *endpoint);
 RMQ_API ssize_t rmq_send(rmq_socket *s, const void *buf, size_t len,
                          int flags);
 /* Returns the message's full size; copies at most cap bytes. */

@@ -164,7 +164,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 		pthread_mutex_unlock(&ctx->lock);
 		rmq_log(RMQ_LOG_ERROR, "rmq_ctx_destroy: %d sockets still open",
 		        ctx->nsockets);
-		return -RMQ_EFSM;
+		return -EBUSY;
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	rmq_thread_stop(&ctx->progress);

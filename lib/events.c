@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <stdlib.h>
 
+#include "backlog.h"
 #include "pattern_ops.h"
 #include "events.h"
 #include "progress.h"
@@ -28,7 +29,11 @@ rmq_sock_events(struct rmq_socket *s, bool settle)
 
 	if (settle)
 		rmq_reactor_settle(&s->reactor);
+	if (s->bl_n > 0)
+		rmq_backlog_flush(s);
 	ev = s->pat->events(s->pstate, s);
+	if (rmq_backlog_room(s))
+		ev |= RMQ_EV_OUT; /* kept until a peer comes */
 	return ((ev & RMQ_EV_IN) ? RMQ_POLLIN : 0) |
 	       ((ev & RMQ_EV_OUT) ? RMQ_POLLOUT : 0);
 }

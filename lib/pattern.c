@@ -3,6 +3,7 @@
  * fair-queued and filtered, waiting, and the pattern's own blocks.
  */
 #include "conn/ctrl.h"
+#include "conn/dial.h"
 #include "conn/peer.h"
 #include "pattern.h"
 #include "progress.h"
@@ -45,8 +46,8 @@ no_peer(struct rmq_socket *s)
 		s->peers->lost = false;
 		return -RMQ_ECONNRESET;
 	}
-	if (!rmq_ctrl_listening(s))
-		return -RMQ_ENOTCONN;
+	if (!rmq_ctrl_listening(s) && !rmq_dial_pending(s))
+		return -RMQ_ENOTCONN; /* nobody may come */
 	return 0;
 }
 

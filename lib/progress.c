@@ -804,10 +804,13 @@ wait_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds,
 			n += rmq_reactor_progress(rs[i]);
 		if (n > 0)
 			continue;
-		if (flags & RMQ_WAIT_IDLE) {
-			for (i = 0; i < nr; i++)
-				if (rs[i]->idle != NULL)
-					rs[i]->idle(rs[i]->owner);
+		for (i = 0, n = 0; i < nr; i++)
+			if (rs[i]->idle != NULL &&
+			    ((flags & RMQ_WAIT_IDLE) || rs[i]->idle_any)) {
+				rs[i]->idle(rs[i]->owner);
+				n++;
+			}
+		if (n > 0) {
 			rc = cond(arg);
 			if (rc != 0)
 				return rc > 0 ? 0 : rc;
@@ -846,7 +849,8 @@ wait_until(struct rmq_reactor *r, struct rmq_waiter *w, unsigned flags,
 			return -RMQ_ECLOSED; /* rmq_ctx_shutdown */
 		if (rmq_reactor_progress(r) > 0)
 			continue;
-		if ((flags & RMQ_WAIT_IDLE) && r->idle != NULL) {
+		if (((flags & RMQ_WAIT_IDLE) || r->idle_any) &&
+		    r->idle != NULL) {
 			r->idle(r->owner);
 			rc = cond(arg);
 			if (rc != 0)

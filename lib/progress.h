@@ -109,6 +109,8 @@ struct rmq_reactor {
 	/* Idle work: waits with RMQ_WAIT_IDLE and the progress thread run it
 	 * when a round found nothing (pull queued rendezvous messages). */
 	void (*idle)(void *owner);
+	bool               idle_any;  /* and on idle rounds of every wait
+	                               * (sends kept for a first peer) */
 
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;

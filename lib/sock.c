@@ -11,8 +11,10 @@
 
 #include <rdma/fi_endpoint.h>
 
+#include "backlog.h"
 #include "conn/addr.h"
 #include "conn/ctrl.h"
+#include "conn/dial.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
@@ -25,6 +27,7 @@
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"
+#include "sockopt.h"
 #include "util.h"
 #include "xfer.h"
 
@@ -38,6 +41,17 @@ struct sock_block {
 	struct rmq_ctrl   ctrl;
 	struct rmq_rxcache rx;
 };
+
+/* Idle rounds: queued rendezvous pulls, and sends kept for a peer. */
+static void
+sock_idle(void *owner)
+{
+	struct rmq_socket *s = owner;
+
+	rmq_xfer_pull_pending(s);
+	if (s->bl_n > 0)
+		rmq_backlog_flush(s);
+}
 
 /* The context's shutdown fd woke a wait: the wait itself returns. */
 static void
@@ -95,6 +109,9 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->sndhwm       = ctx->cfg.sndhwm;
 	s->rcvhwm       = ctx->cfg.rcvhwm;
 	s->spin_us      = ctx->cfg.spin_us;
+	s->reconnect_ivl = 100; /* ZeroMQ's defaults */
+	s->reconnect_ivl_max = 0;
+	s->bl_tail      = &s->bl_head;
 	s->coalesce     = ctx->cfg.coalesce != 0;
 	s->coalesce_ns  = (int64_t) ctx->cfg.coalesce_us * 1000;
 	s->maxmsg       = ctx->cfg.max_msg_size;
@@ -114,7 +131,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 		return rc;
 	}
 	s->reactor.on_imm  = rmq_xfer_imm;
-	s->reactor.idle    = rmq_xfer_pull_pending;
+	s->reactor.idle    = sock_idle;
 	rmq_xfer_init(s);
 	rmq_ctrl_init(s);
 	if (ops->init != NULL && (rc = ops->init(s->pstate, s)) != 0) {
@@ -160,6 +177,23 @@ open_endpoint(struct rmq_socket *s, const struct rmq_prov *prov,
 	return 0;
 }
 
+/*
+ * Undo the open_endpoint of a first bind or connect that failed later: a
+ * failed call leaves the socket as it was, free to use another provider.
+ */
+static void
+close_endpoint(struct rmq_socket *s, bool opened)
+{
+	if (!opened || s->ep == NULL || s->peers->n > 0 ||
+	    s->ctrl->listeners != NULL || s->ctrl->dialers != NULL)
+		return;
+	rmq_paths_close(s);
+	rmq_reactor_set_cq(&s->reactor, NULL, -1, NULL, false);
+	rmq_paths_fini(s);
+	rmq_tx_fini(s);
+	rmq_ep_close(s);
+}
+
 static int
 rmq_bind_locked(rmq_socket *s, const char *endpoint)
 {
@@ -167,6 +201,7 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
 	struct sockaddr_in sin = {0};
 	char               node[64];
 	const char        *nodep = NULL;
+	bool               opened;
 	int                rc;
 
 	rc = rmq_addr_parse(s->ctx, endpoint, &a);
@@ -177,10 +212,13 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
 	if (rc == 0 && !a.unix_name)
 		rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &sin, true, node,
 		                      sizeof(node), &nodep);
+	opened = s->ep == NULL;
 	if (rc == 0)
 		rc = open_endpoint(s, a.prov, nodep);
 	if (rc == 0)
-		rc = rmq_ctrl_listen(s, &a, &sin);
+		rc = rmq_ctrl_listen(s, &a, &sin, endpoint);
+	if (rc != 0)
+		close_endpoint(s, opened);
 	return rc;
 }
 
@@ -213,6 +251,7 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 	struct rmq_peer   *p = NULL;
 	char               node[64];
 	const char        *nodep = NULL;
+	bool               opened;
 	int                fd    = -1, rc, ms;
 
 	rc = rmq_addr_parse(s->ctx, endpoint, &a);
@@ -236,16 +275,25 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 			rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &loc, false,
 			                      node, sizeof(node), &nodep);
 	}
+	opened = s->ep == NULL;
 	if (rc == 0)
 		rc = open_endpoint(s, a.prov, nodep);
 	if (rc != 0)
 		return rc;
+	if (s->connect_async) { /* the dialer connects in the background */
+		rc = rmq_dial_add(s, endpoint, &a, &dst, NULL);
+		if (rc != 0)
+			close_endpoint(s, opened);
+		return rc;
+	}
 	dl = rmq_deadline(s->connect_ms);
 	rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
 	if (rc == 0)
 		rc = rmq_ctrl_handshake(s, &a, fd, dl, &p);
-	if (rc != 0)
+	if (rc != 0) {
+		close_endpoint(s, opened);
 		return rc;
+	}
 	/*
 	 * The provider's connection both ways before we return, while the
 	 * binder still progresses (it just answered us): else the first
@@ -257,8 +305,11 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 	if (rmq_xfer_warm(s, p, ms > 1000 ? ms : 1000) != 0)
 		rmq_log(RMQ_LOG_DEBUG, "connect %s: the provider's connection "
 		        "is not up yet", endpoint);
+	/* From now on its dialer keeps it connected. */
+	if (p->state == RMQ_PEER_LIVE)
+		rc = rmq_dial_add(s, endpoint, &a, &dst, p);
 	rmq_peer_release(s, p);
-	return 0;
+	return rc;
 }
 
 /* ---- close ---- */
@@ -270,7 +321,7 @@ drained(void *arg)
 
 	/* And what a pattern still holds for its peers (a PUB's log), and
 	 * coalesced messages not sent yet (each progress pass sends them). */
-	return s->inflight == 0 && s->nbat == 0 &&
+	return s->inflight == 0 && s->nbat == 0 && s->bl_n == 0 &&
 	       (s->pat->flushed == NULL || s->pat->flushed(s->pstate, s));
 }
 
@@ -299,6 +350,9 @@ rmq_close_locked(rmq_socket *s)
 		rmq_log(RMQ_LOG_WARN,
 		        "close: linger expired with %d sends in flight",
 		        s->inflight);
+	/* No more connecting; what never found a peer goes. */
+	rmq_dial_close(s);
+	rmq_backlog_drop(s);
 	/*
 	 * Goodbye: tell each peer how many messages we sent it and wait (up
 	 * to the linger) until it confirms they all arrived, so closing the
@@ -351,6 +405,11 @@ rmq_send_locked(rmq_socket *s, const void *buf, size_t len, int flags)
 
 	if (buf == NULL && len > 0)
 		return -RMQ_EINVAL;
+	if (s->bl_n > 0 || s->peers->nlive == 0) {
+		rc = rmq_backlog_send(s, &o, flags);
+		if (rc <= 0)
+			return rc == 0 ? (ssize_t) len : rc;
+	}
 	rc = reported(s, s->pat->send(s->pstate, s, &o, flags));
 	return rc == 0 ? (ssize_t) len : rc;
 }
@@ -364,6 +423,8 @@ rmq_recv_locked(rmq_socket *s, void *buf, size_t cap, int flags)
 
 	if (buf == NULL && cap > 0)
 		return -RMQ_EINVAL;
+	if (s->bl_n > 0)
+		rmq_backlog_flush(s);
 	rc = reported(s, s->pat->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return rc;
@@ -375,9 +436,15 @@ static int
 rmq_msg_send_locked(rmq_socket *s, rmq_msg *m, int flags)
 {
 	struct rmq_out o = {.buf = NULL, .len = 0, .msg = m};
+	int            rc;
 
 	if (m == NULL)
 		return -RMQ_EINVAL;
+	if (s->bl_n > 0 || s->peers->nlive == 0) {
+		rc = rmq_backlog_send(s, &o, flags);
+		if (rc <= 0)
+			return rc;
+	}
 	return reported(s, s->pat->send(s->pstate, s, &o, flags));
 }
 
@@ -390,6 +457,8 @@ rmq_msg_recv_locked(rmq_socket *s, rmq_msg **mp, int flags)
 	if (mp == NULL)
 		return -RMQ_EINVAL;
 	*mp = NULL;
+	if (s->bl_n > 0)
+		rmq_backlog_flush(s);
 	rc  = reported(s, s->pat->recv(s->pstate, s, &e, flags));
 	if (rc != 0)
 		return (int) rc;
@@ -417,273 +486,6 @@ rmq_stats_locked(rmq_socket *s, struct rmq_stats *st)
 
 /* ---- options ---- */
 
-/*
- * An option that changes the path table: once the endpoint is open, the
- * new table must hold (select.c builds it); else the old one stays.
- */
-static int
-opt_paths_apply(struct rmq_socket *s, const struct rmq_path_opts *old)
-{
-	int rc;
-
-	if (s->ep == NULL)
-		return 0;
-	rc = rmq_ep_paths(s);
-	if (rc != 0) {
-		s->popts = *old;
-		(void) rmq_ep_paths(s);
-	}
-	return rc;
-}
-
-/* RMQ_INJECT_MAX, RMQ_EAGER_MAX: open, the slots and slabs were sized
- * for the eager limit. */
-static int
-opt_size(struct rmq_socket *s, const void *val, size_t len, bool eager)
-{
-	struct rmq_path_opts old = s->popts;
-	size_t               v;
-
-	if (val == NULL || len != sizeof(size_t))
-		return -RMQ_EINVAL;
-	memcpy(&v, val, sizeof(v));
-	if (v > (eager ? RMQ_EAGER_LIMIT : RMQ_INJECT_BUF - RMQ_HDR_SIZE))
-		return -RMQ_EINVAL;
-	if (s->ep != NULL && eager &&
-	    (v > s->tx->slot - RMQ_HDR_SIZE || v < s->paths.inject_max))
-		return -RMQ_EINVAL;
-	if (s->ep != NULL && !eager &&
-	    (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
-	     v > s->paths.eager_max))
-		return -RMQ_EINVAL;
-	if (eager)
-		s->popts.eager_max = v;
-	else
-		s->popts.inject_max = v;
-	return opt_paths_apply(s, &old);
-}
-
-static int
-opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
-{
-	struct rmq_path_opts old = s->popts;
-	size_t               sz  = 0;
-	int                  v   = 0, rc;
-
-	if (opt == RMQ_RING_MAX) {
-		if (val == NULL || len != sizeof(size_t))
-			return -RMQ_EINVAL;
-		memcpy(&sz, val, sizeof(sz));
-		if (sz > RMQ_EAGER_LIMIT)
-			return -RMQ_EINVAL;
-		s->popts.ring_max     = sz;
-		s->popts.ring_max_set = true;
-	} else {
-		rc = rmq_opt_int(val, len, -1, &v);
-		if (rc != 0)
-			return rc;
-		if (opt == RMQ_FANOUT_LOG) {
-			if (v < 0 || v > 64)
-				return -RMQ_EINVAL;
-			s->popts.fanout_log = v;
-		} else if (opt == RMQ_RNDV_PATH) {
-			if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND &&
-			    v != RMQ_PATH_RNDV_WRITE && v != RMQ_PATH_SEG)
-				return -RMQ_EINVAL;
-			s->popts.rndv_path = v;
-		} else {
-			if (v >= RMQ_PATH_COUNT)
-				return -RMQ_EINVAL;
-			s->popts.force = v;
-		}
-	}
-	return opt_paths_apply(s, &old);
-}
-
-/*
- * RMQ_NAME: len bytes, a NUL at the end allowed.  The name picks the
- * config's thresholds.sockets section, and the domain is chosen with it:
- * set it before bind or connect.
- */
-static int
-opt_name(struct rmq_socket *s, const void *val, size_t len)
-{
-	const char *name = val;
-
-	if (val == NULL)
-		return -RMQ_EINVAL;
-	if (len > 0 && name[len - 1] == '\0')
-		len--;
-	if (!rmq_config_name_ok(name, len)) {
-		rmq_log(RMQ_LOG_ERROR, "RMQ_NAME: expected 1 to %d of "
-		        "A-Z a-z 0-9 _ -", RMQ_CFG_NAME_MAX - 1);
-		return -RMQ_EINVAL;
-	}
-	if (s->ep != NULL)
-		return -RMQ_EFSM;
-	memcpy(s->name, name, len);
-	s->name[len] = '\0';
-	return 0;
-}
-
-static int
-rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
-{
-	int64_t v64;
-
-	switch (opt) {
-	case RMQ_SNDTIMEO:
-		return rmq_opt_int(val, len, -1, &s->sndtimeo);
-	case RMQ_RCVTIMEO:
-		return rmq_opt_int(val, len, -1, &s->rcvtimeo);
-	case RMQ_LINGER:
-		return rmq_opt_int(val, len, -1, &s->linger);
-	case RMQ_CONNECT_TIMEOUT:
-		return rmq_opt_int(val, len, 0, &s->connect_ms);
-	case RMQ_SNDHWM:
-		return rmq_opt_int(val, len, 1, &s->sndhwm);
-	case RMQ_RCVHWM:
-		/* Granted to peers in the handshake: set before connecting. */
-		if (s->peers->n > 0)
-			return -RMQ_EFSM;
-		return rmq_opt_int(val, len, 1, &s->rcvhwm);
-	case RMQ_MAXMSGSIZE:
-		if (val == NULL || len != sizeof(int64_t))
-			return -RMQ_EINVAL;
-		memcpy(&v64, val, sizeof(v64));
-		if (v64 < -1)
-			return -RMQ_EINVAL;
-		if (s->peers->n > 0)
-			return -RMQ_EFSM; /* told to peers in the handshake */
-		s->maxmsg = v64;
-		return 0;
-	case RMQ_INJECT_MAX:
-		return opt_size(s, val, len, false);
-	case RMQ_EAGER_MAX:
-		return opt_size(s, val, len, true);
-	case RMQ_RNDV_PATH:
-	case RMQ_PATH:
-	case RMQ_RING_MAX:
-	case RMQ_FANOUT_LOG:
-		return opt_paths(s, opt, val, len);
-	case RMQ_NAME:
-		return opt_name(s, val, len);
-	default:
-		/* The pattern's own options. */
-		if (s->pat->setopt != NULL)
-			return s->pat->setopt(s->pstate, s, opt, val, len);
-		return -RMQ_EINVAL;
-	}
-}
-
-static int
-get_str(const char *v, void *val, size_t *len)
-{
-	size_t n = strlen(v) + 1;
-
-	if (*len < n)
-		return -RMQ_EINVAL;
-	memcpy(val, v, n);
-	*len = n;
-	return 0;
-}
-
-static int
-get_size(size_t v, void *val, size_t *len)
-{
-	if (*len < sizeof(size_t))
-		return -RMQ_EINVAL;
-	memcpy(val, &v, sizeof(v));
-	*len = sizeof(size_t);
-	return 0;
-}
-
-/* An option that reads the path table: only once the endpoint is open. */
-static int
-get_table(struct rmq_socket *s, int opt, void *val, size_t *len)
-{
-	const struct rmq_path_table *t = &s->paths;
-
-	if (s->ep == NULL)
-		return -RMQ_ENOTCONN;
-	switch (opt) {
-	case RMQ_INJECT_MAX:
-		return get_size(t->inject_max, val, len);
-	case RMQ_EAGER_MAX:
-		return get_size(t->eager_max, val, len);
-	case RMQ_RNDV_PATH:
-		return rmq_opt_get_int(t->rndv_path, val, len);
-	case RMQ_PATH:
-		return rmq_opt_get_int(t->force, val, len);
-	case RMQ_FANOUT_LOG:
-		return rmq_opt_get_int(t->fanout_log, val, len);
-	default: /* RMQ_RING_MAX */
-		return get_size(t->ring ? t->ring_max : 0, val, len);
-	}
-}
-
-static int
-rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
-{
-	int rc;
-
-	if (val == NULL || len == NULL)
-		return -RMQ_EINVAL;
-	switch (opt) {
-	case RMQ_SNDTIMEO:
-		return rmq_opt_get_int(s->sndtimeo, val, len);
-	case RMQ_RCVTIMEO:
-		return rmq_opt_get_int(s->rcvtimeo, val, len);
-	case RMQ_LINGER:
-		return rmq_opt_get_int(s->linger, val, len);
-	case RMQ_CONNECT_TIMEOUT:
-		return rmq_opt_get_int(s->connect_ms, val, len);
-	case RMQ_SNDHWM:
-		return rmq_opt_get_int(s->sndhwm, val, len);
-	case RMQ_RCVHWM:
-		return rmq_opt_get_int(s->rcvhwm, val, len);
-	case RMQ_TYPE:
-		return rmq_opt_get_int(s->type, val, len);
-	case RMQ_NPEERS:
-		return rmq_opt_get_int(s->peers->nlive, val, len);
-	case RMQ_MAXMSGSIZE:
-		if (*len < sizeof(int64_t))
-			return -RMQ_EINVAL;
-		memcpy(val, &s->maxmsg, sizeof(int64_t));
-		*len = sizeof(int64_t);
-		return 0;
-	case RMQ_LAST_ENDPOINT:
-		return get_str(s->last_endpoint, val, len);
-	case RMQ_PROVIDER_NAME:
-		return get_str(s->info ? s->info->fabric_attr->prov_name : "",
-		               val, len);
-	case RMQ_INJECT_MAX:
-	case RMQ_EAGER_MAX:
-	case RMQ_RNDV_PATH:
-	case RMQ_PATH:
-	case RMQ_RING_MAX:
-	case RMQ_FANOUT_LOG:
-		return get_table(s, opt, val, len);
-	case RMQ_STRICT:
-		if (s->ep == NULL)
-			return rmq_opt_get_int(s->ctx->cfg.strict, val, len);
-		return rmq_opt_get_int(s->dom->caps.strict, val, len);
-	case RMQ_NAME:
-		return get_str(s->name, val, len);
-	case RMQ_DOMAIN_NAME:
-		return get_str(s->info ? s->info->domain_attr->name : "", val,
-		               len);
-	case RMQ_FD:
-		rc = rmq_reactor_fd(&s->reactor);
-		return rc < 0 ? rc : rmq_opt_get_int(rc, val, len);
-	case RMQ_EVENTS:
-		return rmq_opt_get_int(rmq_sock_events(s, true), val, len);
-	default:
-		if (s->pat->getopt != NULL)
-			return s->pat->getopt(s->pstate, s, opt, val, len);
-		return -RMQ_EINVAL;
-	}
-}
 
 /* The public entry points, each under the socket's lock (socket.h). */
 #define api_lock   rmq_sock_lock
@@ -731,6 +533,38 @@ rmq_connect(rmq_socket *s, const char *endpoint)
 	if (s != NULL && atomic_load(&s->ctx->shut))
 		return -RMQ_ECLOSED;
 	RMQ_LOCKED(s, rmq_connect_locked(s, endpoint));
+}
+
+static int
+rmq_disconnect_locked(rmq_socket *s, const char *endpoint)
+{
+	if (endpoint == NULL)
+		return -RMQ_EINVAL;
+	return rmq_dial_remove(s, endpoint);
+}
+
+int
+rmq_disconnect(rmq_socket *s, const char *endpoint)
+{
+	int rc;
+
+	RMQ_LOCKED(s, rmq_disconnect_locked(s, endpoint));
+}
+
+static int
+rmq_unbind_locked(rmq_socket *s, const char *endpoint)
+{
+	if (endpoint == NULL)
+		return -RMQ_EINVAL;
+	return rmq_ctrl_unlisten(s, endpoint);
+}
+
+int
+rmq_unbind(rmq_socket *s, const char *endpoint)
+{
+	int rc;
+
+	RMQ_LOCKED(s, rmq_unbind_locked(s, endpoint));
 }
 
 ssize_t

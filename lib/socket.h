@@ -28,6 +28,7 @@
 #include "select.h"
 #include "wire.h"
 
+struct rmq_blmsg;
 struct rmq_ctrl;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
@@ -52,6 +53,8 @@ struct rmq_socket {
 	/* options (sock.c) */
 	int                sndtimeo, rcvtimeo, linger, connect_ms,
 	                   handshake_ms, sndhwm, rcvhwm, spin_us;
+	int                reconnect_ivl, reconnect_ivl_max; /* ms (dial.c) */
+	bool               connect_async; /* RMQ_CONNECT_ASYNC */
 	int64_t            maxmsg;
 	struct rmq_path_opts popts;   /* options that shape the path table */
 	char               name[RMQ_CFG_NAME_MAX]; /* RMQ_NAME, "" = none */
@@ -99,6 +102,11 @@ struct rmq_socket {
 	struct rmq_rxcache *rx;
 	int                rr;        /* round-robin (send) */
 	int                rr_rx;     /* fair queue (recv) */
+
+	/* sends waiting for a first peer (backlog.c) */
+	struct rmq_blmsg  *bl_head, **bl_tail;
+	int                bl_n;
+	bool               bl_flushing;
 
 	struct rmq_stats   stats;
 	struct rmq_source  shut_src; /* the context's shutdown fd */

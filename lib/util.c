@@ -86,12 +86,13 @@ rmq_random64(void)
 	X(RMQ_EFSM, "operation not valid in the socket's current state")     \
 	X(RMQ_EPROTO, "protocol error: malformed message or handshake")      \
 	X(RMQ_EVERSION, "peer speaks another librmq wire version")           \
-	X(RMQ_EPROVIDER, "peer uses another libfabric provider")             \
+	X(RMQ_EPROVIDER, "endpoints use different libfabric providers")      \
 	X(RMQ_EPATTERN, "peer's socket type does not match ours")            \
 	X(RMQ_ECONFIG, "bad configuration")                                  \
-	X(RMQ_EADDR, "malformed endpoint (expected scheme://host:port)")     \
+	X(RMQ_EADDR, "malformed endpoint")                                   \
 	X(RMQ_ETRUNC, "message truncated")                                   \
-	X(RMQ_EPEERFULL, "socket already has its one peer (PAIR)")
+	X(RMQ_EPEERFULL, "socket already has its one peer (PAIR)")          \
+	X(RMQ_ERESOLVE, "cannot resolve the endpoint's host name")
 
 const char *
 rmq_strerror(int err)

@@ -1,19 +1,25 @@
 /*
  * REQ/REP.
  *
- * REQ: send, then recv, strictly alternating.  Requests go round-robin to
- * the live REPs; each carries a fresh 32-bit id, and a reply is accepted
- * only from the REP that got the request and only with its id (anything
- * else is a stale reply: the receive filter drops it, counted).  If that
- * REP dies, recv fails with -ECONNRESET and the REQ may send again.
+ * REQ: send, then recv.  Requests go round-robin to the live REPs; each
+ * carries a fresh 32-bit id, and a reply is accepted only from the REP
+ * that got the request and only with its id (anything else is a stale
+ * reply: the receive filter drops it, counted).  If that REP dies, recv
+ * fails with -ECONNRESET and the REQ may send again.  A send while a
+ * request is outstanding cancels it, as NNG's REQ does: its reply, if it
+ * comes, is stale.
  *
  *        send ok              recv ok / peer died
  *   IDLE ---------> WAITING ----------------------> IDLE
+ *                    |  ^
+ *                    +--+ send ok (the last request cancelled)
  *
  * REP: recv, then send.  Requests are fair-queued across REQs (round-robin
  * over peers with a message); the reply goes to the asker with its id.  A
  * reply to a REQ that died fails with -ECONNRESET and the REP may recv
- * again.
+ * again.  A reply that cannot go (a timeout, too big for the asker) leaves
+ * the request answerable; a recv drops it (counted) and takes the next,
+ * so a plain recv-reply loop never wedges.
  */
 #include "pattern.h"
 #include "util.h"
@@ -40,8 +46,8 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	uint32_t          id, pid;
 	int               rc;
 
-	if (r->waiting)
-		return -RMQ_EFSM;
+	/* While waiting: the new request replaces the old (whose reply the
+	 * filter will drop), once it is sent. */
 	rc = rmq_pat_next_peer(s, flags, rmq_pat_sndtimeo(s), &p);
 	if (rc != 0)
 		return rc;
@@ -133,11 +139,11 @@ rep_recv(void *st, struct rmq_socket *s, struct rmq_rxent **e, int flags)
 	struct rep_state *r = st;
 	int               rc;
 
-	if (r->has_req)
-		return -RMQ_EFSM;
 	rc = rmq_pat_recv_any(s, flags, e);
 	if (rc != 0)
 		return rc;
+	if (r->has_req) /* the last request goes unanswered */
+		rmq_pat_count_drop(s);
 	r->has_req = true;
 	r->peer_id = rmq_pat_peer_id(rmq_pat_msg_peer(*e));
 	r->msgid   = rmq_pat_msg_id(*e);

@@ -18,7 +18,7 @@
 static const int own[] = {
 	RMQ_ECLOSED,  RMQ_EFSM,    RMQ_EPROTO, RMQ_EVERSION,
 	RMQ_EPROVIDER, RMQ_EPATTERN, RMQ_ECONFIG, RMQ_EADDR,
-	RMQ_ETRUNC,   RMQ_EPEERFULL,
+	RMQ_ETRUNC,   RMQ_EPEERFULL, RMQ_ERESOLVE,
 };
 #define NOWN ((int) (sizeof(own) / sizeof(own[0])))
 

@@ -69,8 +69,15 @@ reader_killed(const char *prov)
 	        (test_now() - t0) * 1e3);
 	ck_assert_int_eq(reap(killer), 0);
 	ck_assert_int_eq(reap(pid), 200 + SIGKILL);
-	/* The socket is still usable: no peer, so not connected. */
+	/* The socket is still usable: it reconnects, and keeps what is
+	 * sent meanwhile (a PAIR, up to RMQ_SNDHWM); with reconnection
+	 * off it has no peer, so it is not connected. */
+	ck_assert_int_eq(rmq_send(s, "y", 1, RMQ_DONTWAIT), 1);
+	ck_assert_int_eq(setopt_int(s, RMQ_RECONNECT_IVL, -1), 0);
+	ck_assert_int_eq(rmq_disconnect(s, ep), 0);
 	ck_assert_int_eq(rmq_send(s, "y", 1, RMQ_DONTWAIT), -RMQ_ENOTCONN);
+	tmo = 0;
+	ck_assert_int_eq(rmq_setopt(s, RMQ_LINGER, &tmo, sizeof(tmo)), 0);
 	close_all(ctx, s);
 	free(big);
 }
@@ -151,7 +158,9 @@ START_TEST(test_req_rep_dies)
 	ck_assert_int_eq(rmq_send(s, "q", 1, 0), 1);
 	ck_assert_int_eq(rmq_recv(s, &c, 1, 0), -RMQ_ECONNRESET);
 	ck_assert_int_eq(reap(pid), 0);
-	/* The REQ may send again (and finds no peer). */
+	/* The REQ may send again: it waits for the REP to come back. */
+	ck_assert_int_eq(rmq_send(s, "q", 1, RMQ_DONTWAIT), -RMQ_EAGAIN);
+	ck_assert_int_eq(rmq_disconnect(s, ep), 0);
 	ck_assert_int_eq(rmq_send(s, "q", 1, RMQ_DONTWAIT), -RMQ_ENOTCONN);
 	close_all(ctx, s);
 }
@@ -429,7 +438,15 @@ START_TEST(test_bad_endpoints)
 	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
 	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
 	ck_assert_int_eq(rmq_bind(s, "nonsense"), -RMQ_EADDR);
-	ck_assert_int_eq(rmq_bind(s, "udp://1.2.3.4:5"), -RMQ_EADDR);
+	ck_assert_int_eq(rmq_bind(s, "udp://1.2.3.4:5"), -EPROTONOSUPPORT);
+	ck_assert_int_eq(rmq_connect(s, "udp://1.2.3.4:5"), -EPROTONOSUPPORT);
+	ck_assert_int_eq(rmq_bind(s, "tcp://no-such-host.invalid:5"),
+	                 -RMQ_ERESOLVE);
+	ck_assert_int_eq(rmq_connect(s, "tcp://no-such-host.invalid:5"),
+	                 -RMQ_ERESOLVE);
+	ck_assert_str_eq(rmq_strerror(-RMQ_ERESOLVE),
+	                 "cannot resolve the endpoint's host name");
+	ck_assert_str_eq(rmq_strerror(-RMQ_EADDR), "malformed endpoint");
 	ck_assert_int_eq(rmq_bind(s, "tcp://127.0.0.1"), -RMQ_EADDR);
 	ck_assert_int_eq(rmq_bind(s, "tcp://127.0.0.1:99999"), -RMQ_EADDR);
 	ck_assert_int_eq(rmq_bind(s, "tcp://:5"), -RMQ_EADDR);
@@ -489,9 +506,44 @@ START_TEST(test_bind_in_use)
 	rmq_getopt(a, RMQ_LAST_ENDPOINT, ep, &len);
 	ck_assert_int_eq(rmq_bind(b, ep), -RMQ_EADDRINUSE);
 	/* a context with open sockets refuses to go */
-	ck_assert_int_eq(rmq_ctx_destroy(ctx), -RMQ_EFSM);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), -EBUSY);
 	ck_assert_int_eq(rmq_close(a), 0);
 	ck_assert_int_eq(rmq_close(b), 0);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+}
+END_TEST
+
+/* A failed bind or connect leaves the socket as it was: not tied to the
+ * provider it tried, so a bind with another one works. */
+START_TEST(test_failed_call_leaves_socket)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *a, *b, *c;
+	char        ep[256], shm[64];
+	size_t      len = sizeof(ep);
+	double      t0;
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &a), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &b), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &c), 0);
+	ck_assert_int_eq(rmq_bind(a, "tcp://127.0.0.1:0"), 0);
+	rmq_getopt(a, RMQ_LAST_ENDPOINT, ep, &len);
+	ck_assert_int_eq(rmq_bind(b, ep), -RMQ_EADDRINUSE);
+	snprintf(shm, sizeof(shm), "shm://left_%d", (int) getpid());
+	ck_assert_int_eq(rmq_bind(b, shm), 0);
+	ck_assert_int_eq(rmq_close(a), 0); /* nobody at ep now */
+	ck_assert_int_eq(setopt_int(c, RMQ_CONNECT_TIMEOUT, 200), 0);
+	ck_assert_int_eq(rmq_connect(c, ep), -RMQ_ETIMEDOUT);
+	/* a provider this machine lacks fails at once, bind and connect */
+	t0 = test_now();
+	ck_assert_int_eq(rmq_connect(c, "verbs://127.0.0.1:5"), -RMQ_ENODEV);
+	ck_assert_int_eq(rmq_bind(c, "verbs://127.0.0.1:5"), -RMQ_ENODEV);
+	ck_assert_double_lt(test_now() - t0, 1.0);
+	snprintf(shm, sizeof(shm), "shm://left2_%d", (int) getpid());
+	ck_assert_int_eq(rmq_bind(c, shm), 0);
+	ck_assert_int_eq(rmq_close(b), 0);
+	ck_assert_int_eq(rmq_close(c), 0);
 	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
 }
 END_TEST
@@ -531,6 +583,7 @@ failure_suite(void)
 	tcase_add_test(tc, test_connect_refused_times_out);
 	tcase_add_test(tc, test_recv_timeouts);
 	tcase_add_test(tc, test_bind_in_use);
+	tcase_add_test(tc, test_failed_call_leaves_socket);
 	tcase_add_test(tc, test_strerror);
 	suite_add_tcase(s, tc);
 	return s;

@@ -27,7 +27,8 @@ LAYERS = [
     ["lib/paths/*.[ch]"],
     ["lib/xfer.[ch]"],
     ["lib/pattern.[ch]", "lib/pattern_rma.c"],
-    ["lib/sock.c", "lib/events.[ch]"],
+    ["lib/sock.c", "lib/sockopt.[ch]", "lib/events.[ch]",
+     "lib/backlog.[ch]"],
     ["patterns/*.[ch]"],
 ]
 # Below every layer: the public API, the config, the provider rows, and

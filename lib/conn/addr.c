@@ -70,7 +70,7 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 			        "'%s': unknown transport '%s' (expected shm, "
 			        "tcp, sockets, verbs, efa or fabric)",
 			        endpoint, scheme);
-			return -RMQ_EADDR;
+			return -EPROTONOSUPPORT;
 		}
 	}
 	if (split_host_port(sep + 3, a->host, sizeof(a->host), a->port,
@@ -115,7 +115,7 @@ rmq_addr_resolve(const struct rmq_addr *a, bool passive,
 	if (rc != 0 || res == NULL) {
 		rmq_log(RMQ_LOG_ERROR, "cannot resolve %s:%s: %s", a->host,
 		        a->port, gai_strerror(rc));
-		return -RMQ_EADDR;
+		return -RMQ_ERESOLVE;
 	}
 	memcpy(sin, res->ai_addr, sizeof(*sin));
 	freeaddrinfo(res);

@@ -22,6 +22,7 @@
 
 #include "conn/addr.h"
 #include "conn/ctrl.h"
+#include "conn/dial.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
 #include "ctx.h"
@@ -37,8 +38,8 @@
  * keepalives probe an idle channel after 2 s, every 1 s, and give up after
  * 3 misses, so a lost host is noticed in about 5 s.
  */
-static void
-tcp_tune(int fd)
+void
+rmq_ctrl_tune(int fd)
 {
 	int one = 1, idle = 2, intvl = 1, cnt = 3;
 
@@ -55,8 +56,8 @@ set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-static int
-write_all(int fd, const uint8_t *b, size_t n, int timeout_ms)
+int
+rmq_ctrl_write(int fd, const uint8_t *b, size_t n, int timeout_ms)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
 	ssize_t       w;
@@ -177,7 +178,7 @@ send_reject(int fd, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r.reason, sizeof(r.reason), fmt, ap);
 	va_end(ap);
-	(void) write_all(fd, b, rmq_ctrl_encode_reject(b, &r), 100);
+	(void) rmq_ctrl_write(fd, b, rmq_ctrl_encode_reject(b, &r), 100);
 }
 
 /* ---- the handshake ---- */
@@ -291,7 +292,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 			backoff_ms *= 2;
 	}
 	if (!a->unix_name) {
-		tcp_tune(fd);
+		rmq_ctrl_tune(fd);
 		sl = sizeof(*sin);
 		getsockname(fd, (struct sockaddr *) sin, &sl); /* local side */
 	}
@@ -304,16 +305,49 @@ fail:
 }
 
 int
+rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd, int kind,
+                const uint8_t *b, size_t body, int level)
+{
+	struct rmq_hello  h;
+	struct rmq_reject rj;
+	char              reason[160] = "";
+	int               rc;
+
+	if (kind == RMQ_CK_REJECT) {
+		rc = rmq_ctrl_decode_reject(&rj, b + RMQ_CTRL_HDR_SIZE, body);
+		if (rc != 0)
+			return rc;
+		rmq_log(level, "%s refused us: %s", p->name, rj.reason);
+		/* an errno, a libfabric code or one of ours */
+		return (rj.code > 0 && rj.code < 4096) ||
+		               (rj.code >= RMQ_ERRNO_BASE &&
+		                rj.code < RMQ_ERR_MAX)
+		           ? -(int) rj.code
+		           : -RMQ_EPROTO;
+	}
+	rc = kind == RMQ_CK_HELLO ? 0 : -RMQ_EPROTO;
+	if (rc == 0)
+		rc = rmq_ctrl_decode_hello(&h, b + RMQ_CTRL_HDR_SIZE, body);
+	if (rc == 0)
+		rc = rmq_hello_accept(s, p, &h, reason, sizeof(reason));
+	if (rc != 0) {
+		rmq_log(level, "handshake with %s: %s%s%s", p->name,
+		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
+		        reason);
+		return rc;
+	}
+	return peer_start(s, p, fd);
+}
+
+int
 rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
                    int64_t deadline, struct rmq_peer **pp)
 {
-	uint8_t           b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
-	struct rmq_hello  h;
-	struct rmq_reject rj;
-	struct rmq_peer  *p;
-	char              reason[160] = "";
-	size_t            body;
-	int               rc, kind, ms;
+	uint8_t          b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	struct rmq_hello h;
+	struct rmq_peer *p;
+	size_t           body;
+	int              rc, kind, ms;
 
 	p = rmq_peer_new(s);
 	if (p == NULL) {
@@ -322,40 +356,15 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	}
 	rmq_addr_show(a, p->name, sizeof(p->name));
 	rmq_hello_fill(s, fd, p, &h);
-	rc = write_all(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
+	rc = rmq_ctrl_write(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
 	if (rc != 0)
 		goto out;
 	/* The binding side answers when it next progresses. */
 	ms = answer_ms(s, deadline);
 	set_nonblock(fd);
 	rc = read_frame(s, fd, b, ms, &kind, &body);
-	if (rc == 0 && kind == RMQ_CK_REJECT) {
-		rc = rmq_ctrl_decode_reject(&rj, b + RMQ_CTRL_HDR_SIZE, body);
-		if (rc == 0) {
-			rmq_log(RMQ_LOG_ERROR, "%s refused us: %s", p->name,
-			        rj.reason);
-			/* an errno, a libfabric code or one of ours */
-			rc = (rj.code > 0 && rj.code < 4096) ||
-			             (rj.code >= RMQ_ERRNO_BASE &&
-			              rj.code < RMQ_ERR_MAX)
-			         ? -(int) rj.code
-			         : -RMQ_EPROTO;
-		}
-		goto out;
-	}
-	if (rc == 0 && kind != RMQ_CK_HELLO)
-		rc = -RMQ_EPROTO;
 	if (rc == 0)
-		rc = rmq_ctrl_decode_hello(&h, b + RMQ_CTRL_HDR_SIZE, body);
-	if (rc == 0)
-		rc = rmq_hello_accept(s, p, &h, reason, sizeof(reason));
-	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
-		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
-		        reason);
-		goto out;
-	}
-	rc = peer_start(s, p, fd);
+		rc = rmq_ctrl_answer(s, p, fd, kind, b, body, RMQ_LOG_ERROR);
 	if (rc == 0) {
 		rc = peer_wait_ready(s, p, deadline);
 		if (rc == 0) {
@@ -433,7 +442,7 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 		return;
 	}
 	rmq_hello_fill(s, pd->src.fd, p, &h);
-	rc = write_all(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
+	rc = rmq_ctrl_write(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
 	fd = pd->src.fd;
 	if (rc == 0) {
 		/* The channel is the peer's now. */
@@ -530,7 +539,7 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 			return;
 		}
 		if (sin.sin_family == AF_INET)
-			tcp_tune(fd);
+			rmq_ctrl_tune(fd);
 		pd->deadline = rmq_deadline(s->handshake_ms);
 		if (sin.sin_family == AF_INET)
 			snprintf(pd->name, sizeof(pd->name), "%s:%u",
@@ -545,7 +554,7 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 
 int
 rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
-                const struct sockaddr_in *sin)
+                const struct sockaddr_in *sin, const char *given)
 {
 	struct rmq_listener *l;
 	struct sockaddr_in   bound;
@@ -590,10 +599,29 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s:%u",
 		         a->prov->name, a->host, ntohs(bound.sin_port));
 	}
+	snprintf(l->given, sizeof(l->given), "%s", given);
 	snprintf(s->last_endpoint, sizeof(s->last_endpoint), "%s",
 	         l->endpoint);
 	l->next            = s->ctrl->listeners;
 	s->ctrl->listeners  = l;
+	return 0;
+}
+
+int
+rmq_ctrl_unlisten(struct rmq_socket *s, const char *endpoint)
+{
+	struct rmq_listener **lp, *l;
+
+	for (lp = &s->ctrl->listeners; (l = *lp) != NULL; lp = &l->next)
+		if (strcmp(l->endpoint, endpoint) == 0 ||
+		    strcmp(l->given, endpoint) == 0)
+			break;
+	if (l == NULL)
+		return -ENOENT;
+	*lp = l->next;
+	rmq_source_remove(&s->reactor, &l->src);
+	close(l->src.fd);
+	free(l);
 	return 0;
 }
 
@@ -617,7 +645,7 @@ closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 	    (s->pat->peer_quiet == NULL ||
 	     s->pat->peer_quiet(s->pstate, s, p, p->pat))) {
 		if (p->chan.src.fd >= 0)
-			(void) write_all(p->chan.src.fd, b,
+			(void) rmq_ctrl_write(p->chan.src.fd, b,
 			                 rmq_ctrl_encode_bye_ack(b), 100);
 		rmq_peer_fail(s, p, 0, "left");
 	} else if (p->chan.closing_deadline == 0) {
@@ -760,11 +788,12 @@ void
 rmq_ctrl_init(struct rmq_socket *s)
 {
 	rmq_timer_add(&s->reactor, &s->ctrl->timer, ctrl_timer);
+	rmq_dial_init(s);
 }
 
 /* Tell p how many messages we sent it; it acknowledges when all are in. */
-static void
-ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
+void
+rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
 {
 	uint8_t b[RMQ_CTRL_HDR_SIZE + 8];
 
@@ -772,7 +801,7 @@ ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
 	if (p->chan.src.fd < 0 || p->chan.bye_sent)
 		return;
 	p->chan.bye_sent = true;
-	if (write_all(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
+	if (rmq_ctrl_write(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
 	              100) != 0)
 		p->chan.bye_acked = true; /* nobody to wait for */
 }
@@ -786,7 +815,7 @@ rmq_ctrl_bye_all(struct rmq_socket *s)
 	for (i = 0; i < s->peers->cap; i++)
 		if ((p = rmq_peer_at(s, i)) != NULL &&
 		    p->state != RMQ_PEER_DEAD)
-			ctrl_bye(s, p);
+			rmq_ctrl_bye(s, p);
 }
 
 bool
@@ -815,7 +844,7 @@ rmq_ctrl_send_pat(struct rmq_socket *s, struct rmq_peer *p,
 		return -RMQ_EINVAL;
 	if (p->chan.src.fd < 0)
 		return -RMQ_ECONNRESET;
-	rc = write_all(p->chan.src.fd, b, rmq_ctrl_encode_pat(b, body, len),
+	rc = rmq_ctrl_write(p->chan.src.fd, b, rmq_ctrl_encode_pat(b, body, len),
 	               1000);
 	if (rc != 0)
 		rmq_peer_fail(s, p, -RMQ_ECONNRESET,
@@ -828,6 +857,7 @@ rmq_ctrl_close(struct rmq_socket *s)
 {
 	struct rmq_listener *l;
 
+	rmq_dial_close(s);
 	while ((l = s->ctrl->listeners) != NULL) {
 		s->ctrl->listeners = l->next;
 		rmq_source_remove(&s->reactor, &l->src);

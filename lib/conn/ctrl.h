@@ -27,7 +27,8 @@ struct rmq_socket;
 struct rmq_listener {
 	struct rmq_listener *next;
 	struct rmq_source    src;
-	char                 endpoint[256];
+	char                 endpoint[256]; /* as RMQ_LAST_ENDPOINT says */
+	char                 given[256];    /* as given to rmq_bind */
 };
 
 /* An accepted control connection whose HELLO has not arrived yet. */
@@ -40,18 +41,23 @@ struct rmq_pending {
 	char                name[64];
 };
 
+struct rmq_dialer;
+
 /* The socket's. */
 struct rmq_ctrl {
 	struct rmq_listener *listeners;
 	struct rmq_pending  *pendings;
 	struct rmq_timer     timer; /* handshake deadlines, closing peers */
+	struct rmq_dialer   *dialers;    /* its connects (dial.c) */
+	struct rmq_timer     dial_timer; /* their next tries */
+	uint32_t             dials_seed; /* their jitter */
 };
 
 void rmq_ctrl_init(struct rmq_socket *s);
 /* Listen at a (sin: resolved, unless a Unix name); accepts as progress
  * polls.  Sets the socket's last endpoint. */
 int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
-                     const struct sockaddr_in *sin);
+                     const struct sockaddr_in *sin, const char *given);
 bool rmq_ctrl_listening(const struct rmq_socket *s);
 /*
  * Connect a control channel to a, retrying until deadline (the binding
@@ -64,6 +70,23 @@ int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
  * *pp (held: rmq_peer_release it). */
 int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,
                         int fd, int64_t deadline, struct rmq_peer **pp);
+/*
+ * The binder's answer to our HELLO, read from fd: a LIVE peer p watching
+ * fd (0), or why not (a REJECT's code, a malformed or refused HELLO),
+ * logged at level; then fd is still the caller's and p still NEW.
+ */
+int  rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd,
+                     int kind, const uint8_t *b, size_t body, int level);
+/* Keepalives and no Nagle on a TCP control channel. */
+void rmq_ctrl_tune(int fd);
+/* Write all n bytes, waiting up to timeout_ms for room. */
+int  rmq_ctrl_write(int fd, const uint8_t *b, size_t n, int timeout_ms);
+/* Stop listening at endpoint (as bound, or as RMQ_LAST_ENDPOINT shows
+ * it): 0, or -ENOENT. */
+int  rmq_ctrl_unlisten(struct rmq_socket *s, const char *endpoint);
+/* Tell p how many messages we sent it (BYE); it acknowledges when all
+ * are in (chan.bye_acked). */
+void rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p);
 /* Tell every peer how many messages we sent it; each acknowledges when
  * all are in. */
 void rmq_ctrl_bye_all(struct rmq_socket *s);

@@ -71,6 +71,7 @@ struct rmq_peer {
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */
 	void           *pat;       /* the pattern's state for it */
+	struct rmq_dialer *dialer; /* the connect that made it (dial.c) */
 };
 
 /* The socket's table. */
@@ -83,6 +84,7 @@ struct rmq_peers {
 	bool              lost;  /* a peer died: report once */
 };
 
+struct rmq_dialer;
 struct rmq_socket;
 struct rmq_tx;
 

@@ -151,6 +151,26 @@ struct post_try {
 	const char        *what;
 };
 
+/* The provider cannot reach the peer (sockets: a connect to a dead
+ * process fails with -FI_ENOENT): for the caller, the peer is gone. */
+static bool
+unreachable(int rc)
+{
+	switch (rc) {
+	case -FI_ENOENT:
+	case -FI_ECONNREFUSED:
+	case -FI_ECONNRESET:
+	case -FI_ECONNABORTED:
+	case -FI_ENOTCONN:
+	case -FI_EHOSTUNREACH:
+	case -FI_ENETUNREACH:
+	case -EPIPE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* One post: 1 done, 0 -FI_EAGAIN (counted), < 0 its error (logged). */
 static int
 post_once(struct post_try *t)
@@ -162,9 +182,9 @@ post_once(struct post_try *t)
 		return 0;
 	}
 	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s to %s: %s", t->what, t->p->name,
+		rmq_log(RMQ_LOG_DEBUG, "%s to %s: %s", t->what, t->p->name,
 		        fi_strerror((int) -rc));
-		return (int) rc;
+		return unreachable((int) rc) ? -RMQ_ECONNRESET : (int) rc;
 	}
 	return 1;
 }
@@ -189,8 +209,15 @@ rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	/* The usual case: it goes at once. */
 	rc = post_once(&t);
-	if (rc != 0)
-		return rc > 0 ? 0 : rc;
+	if (rc > 0)
+		return 0;
+	if (rc < 0) {
+		/* Look at the control channels before the caller hears it:
+		 * a dead peer's EOF is there, and a caller that retries at
+		 * once must not spin on the same dead peer. */
+		(void) rmq_reactor_progress_timed(&s->reactor);
+		return rc;
+	}
 	/* Both sides must progress (tcp;ofi_rxm's first send), or wait. */
 	if (rmq_reactor_progress(&s->reactor) == 0 &&
 	    rmq_reactor_idle(&s->reactor, w) != 0)
