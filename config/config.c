@@ -80,7 +80,7 @@ static const struct {
 	const char *key;
 } env_vars[] = {
 	{ "RMQ_PROVIDER", "provider" },
-	{ "RMQ_LOG", "log" },
+	{ "RMQ_LOG", "log.level" },
 	{ "RMQ_EAGER_MAX", "thresholds.eager_max" },
 	{ "RMQ_INJECT_MAX", "thresholds.inject_max" },
 	{ "RMQ_RING_MAX", "thresholds.ring_max" },
@@ -591,7 +591,9 @@ load_value(struct loader *ld, const struct rmq_schema_key *k)
 		    ev->data.scalar.length, ev->start_mark);
 		goto out;
 	}
-	if (k == NULL && ev->type == YAML_MAPPING_START_EVENT) {
+	/* A section whose name is also a short key ("log"). */
+	if (ev->type == YAML_MAPPING_START_EVENT &&
+	    (k == NULL || strcmp(k->name, ld->path) != 0)) {
 		rc = load_mapping(ld);
 		goto out;
 	}

@@ -243,7 +243,7 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "efa.domain", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(efa_domain),
 	    "efa: the device, as fi_info names its domain (e.g. "
 	    "rdmap0s6-rdm); empty = the provider's first", check_domain, "" },
-	{ "log", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
+	{ "log.level", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
 	    FIELD(log_level),
 	    "least severe message that is logged; off = none" },
 	{ "thresholds.inject_max", RMQ_SCHEMA_SIZE, 0, 1 * MiB, 0, NULL,
@@ -746,6 +746,11 @@ rmq_schema_find(const char *name, size_t len)
 	const struct rmq_schema_key *k = NULL;
 	size_t                       i;
 
+	/* "log: LEVEL" is short for "log: {level: LEVEL}". */
+	if (len == 3 && memcmp(name, "log", 3) == 0) {
+		name = "log.level";
+		len  = 9;
+	}
 	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
 		if (strlen(rmq_schema[i].name) == len
 		    && memcmp(rmq_schema[i].name, name, len) == 0) {

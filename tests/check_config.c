@@ -540,6 +540,25 @@ START_TEST(test_load_empty_section)
 }
 END_TEST
 
+/* log.level, and "log: LEVEL" short for it; RMQ_LOG_LEVEL too. */
+START_TEST(test_load_log_level)
+{
+	struct rmq_config cfg;
+	char              err[RMQ_CFG_ERR_MAX];
+
+	ck_assert_int_eq(load_str(&cfg, "log:\n  level: debug\n", err,
+	                          sizeof err), 0);
+	ck_assert_int_eq(cfg.log_level, RMQ_LOG_DEBUG);
+	ck_assert_int_eq(load_str(&cfg, "log: {level: off}\n", err,
+	                          sizeof err), 0);
+	ck_assert_int_eq(cfg.log_level, RMQ_LOG_OFF);
+	ck_assert_int_eq(load_str(&cfg, "log: error\n", err, sizeof err), 0);
+	ck_assert_int_eq(cfg.log_level, RMQ_LOG_ERROR);
+	check_str_error("log:\n  levle: info\n",
+	    "t:2:3: unknown key 'log.levle' (did you mean 'log.level'?)");
+}
+END_TEST
+
 START_TEST(test_load_flow_and_quotes)
 {
 	struct rmq_config cfg;
@@ -782,7 +801,7 @@ START_TEST(test_err_long_value)
 	check_str_error(
 	    "log: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	    "aaaaaaaaaaa\n",
-	    "t:1:6: log: expected one of off, error, warn, info, "
+	    "t:1:6: log.level: expected one of off, error, warn, info, "
 	    "debug, got "
 	    "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...'");
 }
@@ -1256,6 +1275,7 @@ config_suite(void)
 	tcase_add_test(tc, test_dump_round_trip);
 	tcase_add_test(tc, test_fuzz_truncated);
 	tcase_add_test(tc, test_fuzz_random);
+	tcase_add_test(tc, test_load_log_level);
 	suite_add_tcase(s, tc);
 	return s;
 }
