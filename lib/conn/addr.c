@@ -73,6 +73,11 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 			return -EPROTONOSUPPORT;
 		}
 	}
+	if (sep[3] == '[') {
+		rmq_log(RMQ_LOG_ERROR, "'%s': IPv6 addresses are not supported "
+		        "yet (use an IPv4 address or a host name)", endpoint);
+		return -RMQ_ENOTSUP;
+	}
 	if (split_host_port(sep + 3, a->host, sizeof(a->host), a->port,
 	                    sizeof(a->port)))
 		return 0;

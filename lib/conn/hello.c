@@ -26,9 +26,9 @@ void
 rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
            struct rmq_hello *h)
 {
-	struct sockaddr_in *fin, loc;
-	socklen_t           sl = sizeof(loc);
-	int                 i;
+	struct sockaddr_in fin, loc;
+	socklen_t          sl = sizeof(loc);
+	int                i;
 
 	memset(h, 0, sizeof(*h));
 	h->pattern = s->pat->self_id;
@@ -43,13 +43,18 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->hello_out != NULL)
 			s->path_ops[i]->hello_out(s, p, h);
-	fin = (struct sockaddr_in *) (void *) h->addr;
-	if ((s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) &&
-	    s->fabaddr_len >= sizeof(*fin) && fin->sin_family == AF_INET &&
-	    fin->sin_addr.s_addr == htonl(INADDR_ANY) &&
+	/* h->addr sits at no particular alignment in the frame: copies. */
+	if (!(s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) ||
+	    s->fabaddr_len < sizeof(fin))
+		return;
+	memcpy(&fin, h->addr, sizeof(fin));
+	if (fin.sin_family == AF_INET &&
+	    fin.sin_addr.s_addr == htonl(INADDR_ANY) &&
 	    getsockname(fd, (struct sockaddr *) &loc, &sl) == 0 &&
-	    loc.sin_family == AF_INET)
-		fin->sin_addr = loc.sin_addr;
+	    loc.sin_family == AF_INET) {
+		fin.sin_addr = loc.sin_addr;
+		memcpy(h->addr, &fin, sizeof(fin));
+	}
 }
 
 /* Validate a peer's HELLO; on success fill the peer.  reason on error. */
@@ -58,6 +63,7 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_hello *h, char *reason, size_t rl)
 {
 	const char *ours = s->info->fabric_attr->prov_name;
+	sa_family_t family;
 	int         i, rc;
 
 	if (strcmp(h->prov, ours) != 0) {
@@ -72,10 +78,10 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		         s->pat->name, h->pattern, s->pat->peer_name);
 		return -RMQ_EPATTERN;
 	}
+	memcpy(&family, h->addr, sizeof(family));
 	if (s->info->addr_format == FI_SOCKADDR_IN &&
 	    (h->addr_len != sizeof(struct sockaddr_in) ||
-	     ((const struct sockaddr_in *) (const void *) h->addr)
-	             ->sin_family != AF_INET)) {
+	     family != AF_INET)) {
 		snprintf(reason, rl, "bad fabric address (%u bytes)",
 		         h->addr_len);
 		return -RMQ_EPROTO;
