@@ -117,6 +117,7 @@ struct rmq_config {
 	int      linger_ms;      /* timeouts.linger_ms, -1 forever */
 	int      connect_ms;     /* timeouts.connect_ms */
 	int      handshake_ms;   /* timeouts.handshake_ms */
+	int      handshakes;     /* limits.handshakes */
 	int      spin_us;        /* progress.spin_us before sleeping */
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */

@@ -306,6 +306,10 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "limits.max_msg_size", RMQ_SCHEMA_SIZE_OR_NONE, -1, 1 * TiB, -1,
 	    NULL, FIELD(max_msg_size),
 	    "largest message accepted; -1 = no limit" },
+	{ "limits.handshakes", RMQ_SCHEMA_INT, 1, 1000000, 1024, NULL,
+	    FIELD(handshakes),
+	    "handshakes a bound socket keeps pending; past it the oldest is "
+	    "dropped" },
 	{ "timeouts.send_ms", RMQ_SCHEMA_INT, -1, INT_MAX, -1, NULL,
 	    FIELD(sndtimeo_ms), "how long a send blocks; -1 = forever" },
 	{ "timeouts.recv_ms", RMQ_SCHEMA_INT, -1, INT_MAX, -1, NULL,

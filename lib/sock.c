@@ -287,9 +287,17 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 		return rc;
 	}
 	dl = rmq_deadline(s->connect_ms);
-	rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
-	if (rc == 0)
-		rc = rmq_ctrl_handshake(s, &a, fd, dl, &p);
+	for (;;) {
+		rc = rmq_ctrl_dial(s, &a, dl, &fd, &loc);
+		if (rc == 0)
+			rc = rmq_ctrl_handshake(s, &a, fd, dl, &p);
+		/* The binder closed on us (too many handshakes pending, or
+		 * it restarted): try again while the deadline allows. */
+		if ((rc != -RMQ_ECONNRESET && rc != -EPIPE) ||
+		    rmq_now_ns() >= dl)
+			break;
+		usleep(10000);
+	}
 	if (rc != 0) {
 		close_endpoint(s, opened);
 		return rc;

@@ -515,6 +515,63 @@ START_TEST(test_bind_in_use)
 }
 END_TEST
 
+static int
+serve_one_echo(rmq_socket *s, void *arg)
+{
+	char             buf[16];
+	ssize_t          n;
+	struct rmq_stats st;
+	int              want = *(int *) arg;
+
+	n = rmq_recv(s, buf, sizeof(buf), 0);
+	if (n <= 0 || rmq_send(s, buf, (size_t) n, 0) != n)
+		return 1;
+	rmq_stats(s, &st);
+	/* The flood pushed out at least this many handshakes. */
+	return st.handshake_errors >= (uint64_t) want ? 0 : 2;
+}
+
+/* A flood of silent connections (limits.handshakes 50 at the REP, 300
+ * connections that never say HELLO): the oldest are dropped, a real
+ * client is still served. */
+START_TEST(test_handshake_flood)
+{
+	char               bep[64], ep[256], buf[8];
+	rmq_ctx           *ctx;
+	rmq_socket        *s;
+	pid_t              pid;
+	int                fds[300], i, want = 200, tmo = 10000;
+	unsigned           port;
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+
+	setenv("RMQ_LIMITS_HANDSHAKES", "50", 1);
+	pid = spawn_server(RMQ_REP, bind_addr("tcp", bep, sizeof(bep)),
+	                   serve_one_echo, &want, ep, sizeof(ep));
+	unsetenv("RMQ_LIMITS_HANDSHAKES");
+	ck_assert_int_eq(sscanf(ep, "tcp://127.0.0.1:%u", &port), 1);
+	sin.sin_port        = htons((uint16_t) port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (i = 0; i < 300; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		ck_assert_int_ge(fds[i], 0);
+		(void) connect(fds[i], (struct sockaddr *) &sin, sizeof(sin));
+		if (i % 50 == 49)
+			usleep(20000); /* let the REP take them in */
+	}
+	usleep(200000);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_REQ, &s), 0);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)), 0);
+	ck_assert_int_eq(rmq_connect(s, ep), 0);
+	ck_assert_int_eq(rmq_send(s, "hi", 2, 0), 2);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 2);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+	for (i = 0; i < 300; i++)
+		close(fds[i]);
+}
+END_TEST
+
 /* A failed bind or connect leaves the socket as it was: not tied to the
  * provider it tried, so a bind with another one works. */
 START_TEST(test_failed_call_leaves_socket)
@@ -586,6 +643,7 @@ failure_suite(void)
 	tcase_add_test(tc, test_recv_timeouts);
 	tcase_add_test(tc, test_bind_in_use);
 	tcase_add_test(tc, test_failed_call_leaves_socket);
+	tcase_add_test(tc, test_handshake_flood);
 	tcase_add_test(tc, test_strerror);
 	suite_add_tcase(s, tc);
 	return s;

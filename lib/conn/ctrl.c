@@ -389,6 +389,7 @@ pending_drop(struct rmq_socket *s, struct rmq_pending *pd)
 	for (pp = &s->ctrl->pendings; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == pd) {
 			*pp = pd->next;
+			s->ctrl->npendings--;
 			break;
 		}
 	rmq_source_remove(&s->reactor, &pd->src);
@@ -515,6 +516,21 @@ pending_ready(struct rmq_source *src, short revents, void *owner)
 }
 
 static void
+pending_drop_oldest(struct rmq_socket *s)
+{
+	struct rmq_pending *pd = s->ctrl->pendings;
+
+	if (pd == NULL)
+		return;
+	while (pd->next != NULL)
+		pd = pd->next;
+	rmq_log(RMQ_LOG_DEBUG, "handshake from %s dropped: %d pending",
+	        pd->name, s->ctrl->npendings);
+	s->stats.handshake_errors++;
+	pending_drop(s, pd);
+}
+
+static void
 accept_ready(struct rmq_source *src, short revents, void *owner)
 {
 	struct rmq_socket   *s = owner;
@@ -531,6 +547,10 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 		             SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
+		/* Bounded: a flood of silent connections pushes out the
+		 * oldest, and the newest (a real client, likely) is heard. */
+		if (s->ctrl->npendings >= s->ctx->cfg.handshakes)
+			pending_drop_oldest(s);
 		pd = calloc(1, sizeof(*pd));
 		if (pd == NULL ||
 		    rmq_source_add(&s->reactor, &pd->src, fd, pending_ready) != 0) {
@@ -548,6 +568,7 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 			snprintf(pd->name, sizeof(pd->name), "local peer");
 		pd->next          = s->ctrl->pendings;
 		s->ctrl->pendings  = pd;
+		s->ctrl->npendings++;
 		pending_read(s, pd);
 	}
 }

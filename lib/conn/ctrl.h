@@ -46,7 +46,8 @@ struct rmq_dialer;
 /* The socket's. */
 struct rmq_ctrl {
 	struct rmq_listener *listeners;
-	struct rmq_pending  *pendings;
+	struct rmq_pending  *pendings;   /* newest first */
+	int                  npendings;
 	struct rmq_timer     timer; /* handshake deadlines, closing peers */
 	struct rmq_dialer   *dialers;    /* its connects (dial.c) */
 	struct rmq_timer     dial_timer; /* their next tries */
