@@ -29,13 +29,17 @@
 # poll, pinned to CPU 0 and CPU 1.
 #
 # Environment:
-#   RMQ_PINGPONG   path of rmq_pingpong (default BUILD_DIR/perf/rmq_pingpong)
+#   RMQ_PINGPONG   path of rmq_pingpong (default: see "Binaries" below)
 #   FI_PINGPONG    path of fi_pingpong  (default: fi_pingpong from PATH)
-#   ZMQ_PINGPONG   path of zmq_pingpong (default BUILD_DIR/perf/zmq_pingpong)
-#   RMQ_BW         path of rmq_bw       (default BUILD_DIR/perf/rmq_bw)
-#   ZMQ_THR        path of zmq_thr      (default BUILD_DIR/perf/zmq_thr)
+#   ZMQ_PINGPONG   path of zmq_pingpong (default: as rmq_pingpong)
+#   RMQ_BW         path of rmq_bw       (default: as rmq_pingpong)
+#   ZMQ_THR        path of zmq_thr      (default: as rmq_pingpong)
 #   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
 #   lo unless already set; they apply to both binaries.
+#
+# Binaries: with -b, BUILD_DIR/perf/NAME.  Without, the first found of: this
+# script's directory, PREFIX/bin when this is the installed copy
+# (PREFIX/share/librmq/perf/compare.sh), ./build/perf, then PATH.
 
 set -euo pipefail
 
@@ -61,8 +65,10 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
   -I ITER       iterations for every size (default: 100000 for <= 4 KiB,
                 10000 for <= 64 KiB, 1000 above)
   -r RUNS       repeat each measurement RUNS times, report the median (3)
-  -b BUILD_DIR  meson build directory (default ./build); rmq_pingpong is
-                BUILD_DIR/perf/rmq_pingpong unless RMQ_PINGPONG is set
+  -b BUILD_DIR  meson build directory; rmq_pingpong is
+                BUILD_DIR/perf/rmq_pingpong unless RMQ_PINGPONG is set.
+                Without -b: beside this script, then PREFIX/bin for the
+                installed copy, then ./build/perf, then PATH
   -T TIMEOUT    seconds allowed for each single run (default 60, but 300 for
                 sockets, whose fi_pingpong needs ~1 ms per message >= 512 B
                 on two cores); a run that exceeds it is killed, shows FAIL
@@ -136,6 +142,7 @@ sizes=()
 iter_override=""
 runs=3
 build_dir=./build
+build_dir_set=0 # -b given: its binaries only, as before
 csv_file=""
 zmq_transports=()
 zmq_same_cpu=0
@@ -182,8 +189,8 @@ while [[ $# -gt 0 ]]; do
 	-I*) iter_override=${1#-I}; shift ;;
 	-r) need_arg "$@"; runs=$2; shift 2 ;;
 	-r*) runs=${1#-r}; shift ;;
-	-b) need_arg "$@"; build_dir=$2; shift 2 ;;
-	-b*) build_dir=${1#-b}; shift ;;
+	-b) need_arg "$@"; build_dir=$2; build_dir_set=1; shift 2 ;;
+	-b*) build_dir=${1#-b}; build_dir_set=1; shift ;;
 	-T) need_arg "$@"; run_timeout=$2; shift 2 ;;
 	-T*) run_timeout=${1#-T}; shift ;;
 	--zmq) need_arg "$@"; add_list zmq_transports "$2"; shift 2 ;;
@@ -281,11 +288,32 @@ fi
 [[ -z $bw_window || $bw_window =~ ^[1-9][0-9]*$ ]] ||
 	die_usage "bad --bw-window '$bw_window'"
 
+# The installed copy lives in PREFIX/share/librmq/perf, the binaries in
+# PREFIX/bin, and the caller's ./build is nothing of theirs: look beside the
+# script first.  -b still means that build tree only.
+script_dir=$(dirname "$0")
+script_bindir=""
+case $(cd "$script_dir" && pwd) in
+*/share/librmq/perf) script_bindir=$(cd "$script_dir/../../../bin" 2>/dev/null && pwd) || true ;;
+esac
+default_bin() { # default_bin NAME: where NAME is unless its variable is set
+	local dir
+	if [[ $build_dir_set -eq 0 ]]; then
+		for dir in "$script_dir" "$script_bindir" "$build_dir/perf"; do
+			if [[ -n $dir && -x $dir/$1 && ! -d $dir/$1 ]]; then
+				echo "$dir/$1"
+				return
+			fi
+		done
+		command -v "$1" 2>/dev/null && return
+	fi
+	echo "$build_dir/perf/$1" # for the message when it is missing
+}
 fi_bin=${FI_PINGPONG:-fi_pingpong}
-rmq_bin=${RMQ_PINGPONG:-$build_dir/perf/rmq_pingpong}
-zmq_bin=${ZMQ_PINGPONG:-$build_dir/perf/zmq_pingpong}
-bw_bin=${RMQ_BW:-$build_dir/perf/rmq_bw}
-thr_bin=${ZMQ_THR:-$build_dir/perf/zmq_thr}
+rmq_bin=${RMQ_PINGPONG:-$(default_bin rmq_pingpong)}
+zmq_bin=${ZMQ_PINGPONG:-$(default_bin zmq_pingpong)}
+bw_bin=${RMQ_BW:-$(default_bin rmq_bw)}
+thr_bin=${ZMQ_THR:-$(default_bin zmq_thr)}
 
 # --zmq-thr runs neither fi_pingpong nor rmq_pingpong.
 [[ $do_thr -eq 1 ]] || command -v "$fi_bin" >/dev/null 2>&1 ||
