@@ -258,6 +258,12 @@ rmq_pat_ctrl_send(struct rmq_socket *s, struct rmq_peer *p, const void *body,
 	return rmq_ctrl_send_pat(s, p, body, len);
 }
 
+int
+rmq_pat_npeers(const struct rmq_socket *s)
+{
+	return s->peers->nlive;
+}
+
 void
 rmq_pat_count_drop(struct rmq_socket *s)
 {

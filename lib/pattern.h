@@ -70,6 +70,8 @@ const uint8_t   *rmq_pat_msg_data(const struct rmq_socket *s,
  * gets it there); 0 or -error, and then p is failed. */
 int  rmq_pat_ctrl_send(struct rmq_socket *s, struct rmq_peer *p,
                        const void *body, size_t len);
+/* Live peers. */
+int              rmq_pat_npeers(const struct rmq_socket *s);
 /* A message not sent to a peer for lack of room: rmq_stats().dropped. */
 void             rmq_pat_count_drop(struct rmq_socket *s);
 void             rmq_pat_count_drops(struct rmq_socket *s, uint64_t n);

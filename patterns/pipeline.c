@@ -20,14 +20,26 @@ static int
 push_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 {
 	struct rmq_peer *p;
-	int              rc;
+	int              rc, tries;
 
 	RMQ_UNUSED(st);
-	for (;;) {
+	for (tries = 0;; tries++) {
 		rc = rmq_pat_next_writable(s, flags, rmq_pat_sndtimeo(s), &p);
 		if (rc != 0)
 			return rc;
-		rc = rmq_pat_send(s, p, o, 0, flags);
+		/*
+		 * A puller whose provider queue is full (it stopped reading,
+		 * or died and we do not know yet) must not hold up the
+		 * others: each but the last of the live ones is tried
+		 * without waiting; round-robin then moves on.
+		 */
+		if (tries + 1 < rmq_pat_npeers(s) && !(flags & RMQ_DONTWAIT)) {
+			rc = rmq_pat_send(s, p, o, 0, flags | RMQ_DONTWAIT);
+			if (rc == -RMQ_EAGAIN)
+				continue;
+		} else {
+			rc = rmq_pat_send(s, p, o, 0, flags);
+		}
 		/*
 		 * The puller died before the message was its own (its
 		 * rendezvous unfinished, or before it went out): it is still

@@ -14,8 +14,15 @@
  * at 8/16/24/32/64 KiB against rndv_read 2.89/3.32-3.34/4.02-4.04/
  * 4.40-4.49/5.99-6.30: eager wins to 16 KiB (the rendezvous' RTS and FIN
  * hops cost more than the extra copy there), ties at 24, loses above.
- * So eager up to 16 KiB now, closing most of the step at 8 KiB against
- * fi_pingpong (README).
+ * But back to eager up to 4 KiB (the inject size) the same day: a send
+ * above it waits in the sender's shm provider until the receiver takes
+ * it, and one receiver that stops reading (paused, or killed and not yet
+ * noticed) then stops every send of that process to every peer -- a PUSH
+ * with one stalled puller of two moved 96 messages of 4200 B or 8 KiB in
+ * 3 s, none to the puller that read (push2 probe, check_pipeline's
+ * test_stalled_puller).  rndv_read leaves the payload with the sender
+ * until the receiver pulls it, so a stalled receiver costs only itself;
+ * it costs 0.5 us at 8 KiB.
  *
  * The ring (perf/compare.sh --paths, forced): 1.38 us at 1 KiB and 2.98
  * at 4 KiB (means) against inject 1.70 and eager 3.70 -- but by size the
@@ -42,7 +49,8 @@ const struct rmq_prov rmq_prov_shm = {
 	.flags        = RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED |
 	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS,
 	.inject_max   = 0,        /* fi_info: 4096 */
-	.eager_max    = 16384,    /* measured: above, rndv_read wins */
+	.eager_max    = 4096,     /* above, a stalled receiver stalls every
+	                           * send of ours (see above) */
 	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,        /* one CMA read is fastest */
 	.cq_data_size = 8,

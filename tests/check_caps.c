@@ -104,7 +104,7 @@ static const struct want want_shm = {
 	.tagged       = true,
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 4096 - RMQ_HDR_SIZE,
-	.eager_max    = 16384, /* row */
+	.eager_max    = 4096,
 	.rma_chunk    = SIZE_MAX, /* row 0, max_msg_size SIZE_MAX */
 };
 

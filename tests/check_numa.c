@@ -1002,7 +1002,7 @@ START_TEST(test_socket_memory_placed)
 		                 s->dom->place.node);
 	}
 	ck_assert_int_ge(nslabs, 1);
-	ck_assert_int_eq(s->tx->numa.how, want);
+	ck_assert_int_eq(s->tx->blocks->numa.how, want);
 	for (i = 0; i < s->peers->cap && p == NULL; i++)
 		p = rmq_peer_at(s, i);
 	ck_assert_ptr_nonnull(p);

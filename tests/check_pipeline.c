@@ -7,6 +7,10 @@
  * puller.  The 'stress' case (64 pushers with 64 MiB messages on every
  * provider) runs only with RMQ_TEST_STRESS=1.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "testutil.h"
 #include "checkmain.h"
 
@@ -762,6 +766,124 @@ START_TEST(test_push_puller_killed)
 }
 END_TEST
 
+/* ---- a puller that stops reading ---- */
+
+struct stall_arg {
+	char   ep[256];
+	size_t size;
+	int    stall;  /* read 5, then sleep until killed */
+	int    want;   /* else: read this many, then exit 0 */
+	int    got;    /* read so far (shared) */
+	int    stop;   /* the reader may go (shared) */
+};
+
+static int
+stall_pull(void *arg)
+{
+	struct stall_arg *a = arg;
+	rmq_ctx          *ctx;
+	rmq_socket       *s;
+	char             *buf = malloc(a->size);
+	int               i, fails = 0;
+	ssize_t           n;
+
+	if (buf == NULL || open_socket(RMQ_PULL, &ctx, &s) != 0 ||
+	    rmq_connect(s, a->ep) != 0)
+		return 90;
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	for (i = 0; i < (a->stall ? 5 : a->want); i++) {
+		n = rmq_recv(s, buf, a->size, 0);
+		CHILD_CHECK(fails, n == (ssize_t) a->size, "recv %d: %zd", i, n);
+		if (n < 0)
+			break;
+		__atomic_add_fetch(&a->got, 1, __ATOMIC_RELEASE);
+	}
+	if (a->stall)
+		pause();
+	/* Keep reading until told: a send in flight must find us. */
+	setopt_int(s, RMQ_RCVTIMEO, 10);
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE))
+		(void) rmq_recv(s, buf, a->size, 0);
+	rmq_close(s);
+	rmq_ctx_destroy(ctx);
+	free(buf);
+	return fails;
+}
+
+/*
+ * _i: provider x size.  One of two pullers stops reading: the other
+ * still gets its messages (a PUSH waits only when no puller has room).
+ * On shm, sends above the inject size to the stalled one once held up
+ * the provider's every send (providers/shm.c).
+ */
+START_TEST(test_stalled_puller)
+{
+	static const size_t stall_sizes[] = {1024, 8192};
+	const char         *prov = provs[_i / 2];
+	size_t              size = stall_sizes[_i % 2];
+	struct stall_arg   *a = test_shared(2 * sizeof(*a));
+	pid_t               stalled, reader;
+	rmq_ctx            *ctx;
+	rmq_socket         *s;
+	char               *m = calloc(1, size);
+	int                 i;
+	ssize_t             n;
+
+	/* An endpoint nobody has yet: the children connect (retrying)
+	 * while we bind; they are forked before our first librmq call. */
+	if (strcmp(prov, "shm") == 0) {
+		snprintf(a[0].ep, sizeof(a[0].ep), "shm://stall_%d_%d",
+		         (int) getpid(), _i);
+	} else {
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+		socklen_t          sl  = sizeof(sin);
+		int                fd  = socket(AF_INET, SOCK_STREAM, 0);
+
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ck_assert_int_eq(bind(fd, (struct sockaddr *) &sin, sl), 0);
+		ck_assert_int_eq(getsockname(fd, (struct sockaddr *) &sin, &sl),
+		                 0);
+		close(fd);
+		snprintf(a[0].ep, sizeof(a[0].ep), "%s://127.0.0.1:%u", prov,
+		         ntohs(sin.sin_port));
+	}
+	memcpy(a[1].ep, a[0].ep, sizeof(a[0].ep));
+	a[0].size = a[1].size = size;
+	a[0].stall = 1;
+	a[1].want  = 2000;
+	stalled = spawn_child(stall_pull, &a[0]);
+	reader  = spawn_child(stall_pull, &a[1]);
+	ck_assert_int_eq(open_socket(RMQ_PUSH, &ctx, &s), 0);
+	/* Room for the stalled one's whole share and the reader's. */
+	ck_assert_int_eq(setopt_int(s, RMQ_SNDHWM, 5000), 0);
+	ck_assert_int_eq(setopt_int(s, RMQ_SNDTIMEO, 10000), 0);
+	ck_assert_int_eq(rmq_bind(s, a[0].ep), 0);
+	for (i = 0; getopt_int(s, RMQ_NPEERS) < 2 && i < 2000; i++) {
+		rmq_pollitem it = {.socket = s, .events = RMQ_POLLIN};
+		(void) rmq_poll(&it, 1, 5);
+	}
+	ck_assert_int_eq(getopt_int(s, RMQ_NPEERS), 2);
+	/* Until the reader has its 2000: every send must go (to it, or to
+	 * the stalled one while that has credits). */
+	for (i = 0; __atomic_load_n(&a[1].got, __ATOMIC_ACQUIRE) < 2000 &&
+	            i < 100000; i++) {
+		n = rmq_send(s, m, size, 0);
+		ck_assert_msg(n == (ssize_t) size, "%s %zu B: send %d: %zd (%s); "
+		              "the reader got %d", prov, size, i, n,
+		              rmq_strerror((int) n), a[1].got);
+	}
+	__atomic_store_n(&a[1].stop, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(reap(reader), 0);
+	fprintf(stderr, "%s %zu B: %d sent, the reading puller got %d, the "
+	        "stalled one read %d\n", prov, size, i, a[1].got, a[0].got);
+	kill(stalled, SIGKILL);
+	reap(stalled);
+	ck_assert_int_eq(setopt_int(s, RMQ_LINGER, 0), 0);
+	close_all(ctx, s);
+	free(m);
+}
+END_TEST
+
 /* ---- the wrong direction, the wrong peer ---- */
 
 START_TEST(test_wrong_direction)
@@ -891,6 +1013,7 @@ pipeline_suite(void)
 	tcase_add_loop_only(tc, test_pull_fair_queue_backlog, 0, 3);
 	tcase_add_loop_only(tc, test_push_load_balance, 0, 2);
 	tcase_add_loop_only(tc, test_push_puller_killed, 0, 2);
+	tcase_add_loop_only(tc, test_stalled_puller, 0, 6);
 	tcase_add_loop_only(tc, test_wrong_direction, 0, 1);
 	tcase_add_loop_only(tc, test_push_pattern_mismatch, 0, 3);
 	tcase_add_loop_only(tc, test_64_pushers, 0, 2);

@@ -251,6 +251,9 @@ slow_puller(void *arg)
 	for (i = 1; i < k; i++)
 		CHILD_CHECK(fails, rmq_recv(s, buf, sizeof(buf), 0) == 1,
 		            "message %d of %d", i, k);
+	/* Still connected until the pusher has seen the credit back. */
+	if (pipe_get(a->cmd_fd, &k, 60000) != 0)
+		return 84;
 	rmq_close(s);
 	rmq_ctx_destroy(ctx);
 	return fails;
@@ -321,6 +324,7 @@ START_TEST(test_poll_pollout)
 	ck_assert_msg(rc == 1, "%s: no POLLOUT once credit is back: %d", prov,
 	              rc);
 	ck_assert_int_eq(it.revents, RMQ_POLLOUT);
+	ck_assert_int_eq(pipe_put(cmd[1], 0), 0); /* the puller may go */
 	ck_assert_int_eq(setopt_int(s, RMQ_LINGER, 20000), 0);
 	close_all(ctx, s);
 	ck_assert_int_eq(reap(pid), 0);

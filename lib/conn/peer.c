@@ -107,7 +107,8 @@ rmq_peer_usable(const struct rmq_peer *p)
 bool
 rmq_peer_has_credit(const struct rmq_peer *p)
 {
-	return p->state == RMQ_PEER_LIVE && p->credits > 0;
+	return p->state == RMQ_PEER_LIVE && p->credits > 0 &&
+	       p->ntx < RMQ_TX_PEER_MAX;
 }
 
 /* The control channel goes: out of the reactor's sight, closed. */

@@ -25,6 +25,14 @@
 #include "rxq.h"
 #include "wire.h"
 
+/*
+ * Tx slots one peer may hold (of the first block's 32).  A peer that
+ * stops taking (paused; or dead on shm, whose sends to it then never
+ * complete) keeps its slots: the cap, and the pool's growth, leave the
+ * other peers theirs.
+ */
+#define RMQ_TX_PEER_MAX 24
+
 enum rmq_peer_state {
 	RMQ_PEER_NEW = 0, /* handshake under way */
 	RMQ_PEER_LIVE,
@@ -57,6 +65,7 @@ struct rmq_peer {
 	uint32_t        rcvhwm;    /* its grant at handshake */
 	uint64_t        maxmsg;    /* its limit */
 	size_t          eager_max; /* its slabs' limit per message */
+	int             ntx;       /* tx slots it holds (paths/tx.c) */
 	uint64_t        sent;      /* DATA, RTS and FIN sent to it */
 	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
 	/* Coalescing (paths/batch.c). */

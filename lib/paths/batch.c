@@ -115,12 +115,12 @@ flush_once(struct rmq_socket *s, struct rmq_peer *p)
 
 	if (p->state == RMQ_PEER_DEAD)
 		return -RMQ_ECONNRESET;
-	rc = rmq_strict_desc(s, s->tx->desc, "fi_send");
+	rc = rmq_strict_desc(s, tx->desc, "fi_send");
 	if (rc != 0)
 		return (int) rc;
 	rmq_hdr_fill(&h, p, RMQ_MT_BATCH, p->bat_n, p->bat_used);
 	rmq_hdr_encode(tx->buf, &h);
-	rc = fi_send(s->ep, tx->buf, RMQ_HDR_SIZE + p->bat_used, s->tx->desc,
+	rc = fi_send(s->ep, tx->buf, RMQ_HDR_SIZE + p->bat_used, tx->desc,
 	             p->fiaddr, &tx->op.fctx);
 	if (rc != 0) {
 		p->owed += h.credits;

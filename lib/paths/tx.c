@@ -22,6 +22,18 @@
 
 /* ---- tx slots ---- */
 
+/* A slot goes back on the free list; its owner holds one less. */
+static void
+tx_free(struct rmq_socket *s, struct rmq_tx *tx)
+{
+	if (tx->owner != NULL)
+		tx->owner->ntx--;
+	tx->owner     = NULL;
+	tx->peer      = NULL;
+	tx->next_free = s->tx->free;
+	s->tx->free   = tx;
+}
+
 /* A slot's send or write completed: the slot is free, the peer lets go. */
 static void
 tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
@@ -30,9 +42,7 @@ tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	struct rmq_tx     *tx = rmq_container_of(op, struct rmq_tx, op);
 	struct rmq_peer   *p  = tx->peer;
 
-	tx->peer      = NULL;
-	tx->next_free = s->tx->free;
-	s->tx->free    = tx;
+	tx_free(s, tx);
 	s->inflight--;
 	if (p == NULL)
 		return;
@@ -56,48 +66,80 @@ rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t)
 	return (slot + 63) & ~(size_t) 63;
 }
 
+/* Slots the pool may grow to, in blocks of RMQ_NTX: more only while
+ * peers hold them all (most likely peers that stopped taking). */
+#define RMQ_TX_MAX (RMQ_NTX * 8)
+
+/* One more block of RMQ_NTX slots on the free list. */
+static int
+tx_grow(struct rmq_socket *s)
+{
+	struct rmq_txpool  *t = s->tx;
+	struct rmq_txblock *b;
+	size_t              len = t->slot * RMQ_NTX;
+	int                 i, rc;
+
+	if (t->n + RMQ_NTX > RMQ_TX_MAX)
+		return -RMQ_ENOMEM;
+	b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return -RMQ_ENOMEM;
+	b->n   = RMQ_NTX;
+	b->mem = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, len, &b->numa);
+	b->txs = calloc((size_t) b->n, sizeof(*b->txs));
+	if (b->mem == NULL || b->txs == NULL) {
+		rc = -RMQ_ENOMEM;
+		goto fail;
+	}
+	if (s->dom->caps.mr_local) {
+		rc = rmq_mr_reg(s, b->mem, len, FI_SEND, &b->mr, &b->desc,
+		                NULL);
+		if (rc != 0)
+			goto fail;
+	}
+	for (i = 0; i < b->n; i++) {
+		rmq_op_init(&b->txs[i].op, tx_done, 0);
+		b->txs[i].buf  = b->mem + (size_t) i * t->slot;
+		b->txs[i].desc = b->desc;
+		tx_free(s, &b->txs[i]);
+	}
+	if (t->blocks == NULL)
+		t->desc = b->desc;
+	b->next   = t->blocks;
+	t->blocks = b;
+	t->n     += b->n;
+	return 0;
+fail:
+	if (b->mem != NULL)
+		rmq_numa_free(b->mem, &b->numa);
+	free(b->txs);
+	free(b);
+	return rc;
+}
+
 int
 rmq_tx_init(struct rmq_socket *s)
 {
-	struct rmq_txpool *t = s->tx;
-	int                i, rc;
-
-	t->slot = rmq_tx_slot_size(s->min_multi, &s->paths);
-	t->n    = RMQ_NTX;
-	t->mem  = rmq_numa_alloc(&s->ctx->numa, &s->dom->place, t->slot * t->n,
-	                         &t->numa);
-	if (t->mem == NULL)
-		return -RMQ_ENOMEM;
-	t->txs = calloc((size_t) t->n, sizeof(*t->txs));
-	if (t->txs == NULL)
-		return -RMQ_ENOMEM;
-	if (s->dom->caps.mr_local) {
-		rc = rmq_mr_reg(s, t->mem, t->slot * t->n, FI_SEND, &t->mr,
-		                &t->desc, NULL);
-		if (rc != 0)
-			return rc;
-	}
-	for (i = 0; i < t->n; i++) {
-		rmq_op_init(&t->txs[i].op, tx_done, 0);
-		t->txs[i].buf       = t->mem + (size_t) i * t->slot;
-		t->txs[i].next_free = t->free;
-		t->free             = &t->txs[i];
-	}
-	return 0;
+	s->tx->slot = rmq_tx_slot_size(s->min_multi, &s->paths);
+	return tx_grow(s);
 }
 
 void
 rmq_tx_fini(struct rmq_socket *s)
 {
-	struct rmq_txpool *t = s->tx;
+	struct rmq_txpool  *t = s->tx;
+	struct rmq_txblock *b;
 
-	if (t->mr != NULL)
-		fi_close(&t->mr->fid);
-	t->mr = NULL;
-	rmq_numa_free(t->mem, &t->numa);
-	free(t->txs);
-	t->mem  = NULL;
-	t->txs  = NULL;
+	while ((b = t->blocks) != NULL) {
+		t->blocks = b->next;
+		if (b->mr != NULL)
+			fi_close(&b->mr->fid);
+		rmq_numa_free(b->mem, &b->numa);
+		free(b->txs);
+		free(b);
+	}
+	t->desc = NULL;
+	t->n    = 0;
 	t->free = NULL;
 }
 
@@ -106,15 +148,15 @@ struct tx_wait {
 	struct rmq_peer   *p;
 };
 
-/* A free slot, or a dead peer ends the wait. */
+/* A slot p may take, or a dead peer ends the wait. */
 static int
 tx_avail_or_dead(void *arg)
 {
 	struct tx_wait *t = arg;
 
-	if (t->s->tx->free != NULL)
-		return 1;
-	return t->p->state == RMQ_PEER_DEAD ? -RMQ_ECONNRESET : 0;
+	if (t->p->state == RMQ_PEER_DEAD)
+		return -RMQ_ECONNRESET;
+	return t->s->tx->free != NULL && t->p->ntx < RMQ_TX_PEER_MAX;
 }
 
 int
@@ -124,21 +166,26 @@ rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	struct tx_wait t = {s, p};
 	int            rc;
 
-	if (s->tx->free == NULL) {
+	/* Every slot in flight while p may take more: others hold them
+	 * (peers that stopped taking, likely), so the pool grows. */
+	if (s->tx->free == NULL && p->ntx < RMQ_TX_PEER_MAX)
+		(void) tx_grow(s);
+	if (s->tx->free == NULL || p->ntx >= RMQ_TX_PEER_MAX) {
 		rc = rmq_wait_until(&s->reactor, w, 0, tx_avail_or_dead, &t);
 		if (rc != 0)
 			return rc;
 	}
-	*txp       = s->tx->free;
-	s->tx->free = (*txp)->next_free;
+	*txp          = s->tx->free;
+	s->tx->free   = (*txp)->next_free;
+	(*txp)->owner = p;
+	p->ntx++;
 	return 0;
 }
 
 void
 rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx)
 {
-	tx->next_free = s->tx->free;
-	s->tx->free    = tx;
+	tx_free(s, tx);
 }
 
 /* ---- posting ---- */
@@ -240,9 +287,9 @@ tx_post_once(void *arg)
 	struct rmq_socket *s = t->s;
 
 	if (t->rma == NULL)
-		return fi_send(s->ep, t->tx->buf, t->n, s->tx->desc, t->p->fiaddr,
+		return fi_send(s->ep, t->tx->buf, t->n, t->tx->desc, t->p->fiaddr,
 		               &t->tx->op.fctx);
-	return fi_writedata(s->ep, t->tx->buf, t->n, s->tx->desc, t->rma->imm,
+	return fi_writedata(s->ep, t->tx->buf, t->n, t->tx->desc, t->rma->imm,
 	                    t->p->fiaddr, t->rma->addr, t->rma->key,
 	                    &t->tx->op.fctx);
 }
@@ -255,7 +302,7 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	const char    *what = rma != NULL ? "fi_writedata" : "fi_send";
 	int            rc;
 
-	rc = rmq_strict_desc(s, s->tx->desc, what);
+	rc = rmq_strict_desc(s, tx->desc, what);
 	if (rc == 0)
 		rc = rmq_post_retry(s, p, w, tx_post_once, &t, what);
 	if (rc != 0) {

@@ -30,18 +30,29 @@ struct rmq_tx {
 	struct rmq_op    op;
 	struct rmq_tx   *next_free;
 	uint8_t         *buf;
-	struct rmq_peer *peer;
+	void            *desc;  /* its block's registration (FI_MR_LOCAL) */
+	struct rmq_peer *peer;  /* posted to (held until completion) */
+	struct rmq_peer *owner; /* taken for (counted in its ntx) */
 };
 
-/* The socket's tx slots. */
-struct rmq_txpool {
+/* A block of slots: the first at init, more while peers hold them all
+ * (tx.c). */
+struct rmq_txblock {
+	struct rmq_txblock *next;
 	struct rmq_tx      *txs;
 	struct fid_mr      *mr;
 	void               *desc;
 	uint8_t            *mem;
 	struct rmq_numa_mem numa; /* how mem was allocated */
-	size_t              slot; /* bytes per slot */
 	int                 n;
+};
+
+/* The socket's tx slots. */
+struct rmq_txpool {
+	struct rmq_txblock *blocks;
+	void               *desc;  /* the first block's (strict checks) */
+	size_t              slot;  /* bytes per slot */
+	int                 n;     /* slots in all blocks */
 	struct rmq_tx      *free;
 };
 
@@ -58,8 +69,12 @@ struct rmq_path_table;
 size_t rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t);
 int  rmq_tx_init(struct rmq_socket *s);
 void rmq_tx_fini(struct rmq_socket *s);
-/* A free slot; waits (per w) while all are in flight.  -RMQ_EAGAIN on
- * the deadline, -RMQ_ECONNRESET when p dies meanwhile. */
+/*
+ * A free slot for a message to p; waits (per w) while p holds
+ * RMQ_TX_PEER_MAX slots, and while all are in flight and the pool may
+ * not grow.  -RMQ_EAGAIN on the deadline, -RMQ_ECONNRESET when p dies
+ * meanwhile.
+ */
 int  rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p,
                 struct rmq_waiter *w, struct rmq_tx **txp);
 void rmq_tx_put(struct rmq_socket *s, struct rmq_tx *tx);
