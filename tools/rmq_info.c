@@ -46,23 +46,27 @@ usage(FILE *f)
 	fprintf(f,
 	        "Usage: rmq_info [-p PROVIDER] [-c FILE]\n"
 	        "                [--pattern pair|reqrep|pubsub|pipeline]\n"
-	        "                [--name NAME] [--strict] [-h]\n"
+	        "                [--name NAME] [--strict] [--show-config]\n"
+	        "       rmq_info -h\n"
 	        "\n"
 	        "Prints the provider librmq would use, its negotiated\n"
 	        "capabilities, NUMA placement and, per pattern, which path each\n"
 	        "message size takes and where each threshold came from.\n"
 	        "\n"
-	        "  -p PROVIDER  shm, tcp, sockets, verbs, efa (default: the\n"
+	        "  -p, --provider PROVIDER\n"
+	        "               shm, tcp, sockets, verbs, efa (default: the\n"
 	        "               config's provider; auto = the first of\n"
 	        "               provider_order this machine has)\n"
-	        "  -c FILE      configuration file (default: $RMQ_CONFIG)\n"
+	        "  -c, --config FILE\n"
+	        "               configuration file (default: $RMQ_CONFIG)\n"
 	        "  --pattern P  only this pattern's table\n"
 	        "  --name NAME  the tables of a socket named NAME (RMQ_NAME):\n"
 	        "               with the config's thresholds.sockets section\n"
 	        "  --strict     as with strict: true (verbs/efa rules)\n"
 	        "  --show-config  print every configuration key, its value and\n"
 	        "               where it came from (file, environment, default);\n"
-	        "               implied by -c\n");
+	        "               implied by -c\n"
+	        "  -h, --help   this text\n");
 }
 
 static const char *
