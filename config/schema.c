@@ -159,15 +159,18 @@ check_domain(const char *text, size_t len, char *what, size_t whatlen)
 {
 	size_t i;
 
+	/* No quote or backslash either: the dump writes the value in
+	 * double quotes and must load back as it is (found by fuzz_yaml). */
 	for (i = 0; i < len; i++)
 		if ((unsigned char) text[i] <= 0x20
-		    || (unsigned char) text[i] >= 0x7f)
+		    || (unsigned char) text[i] >= 0x7f || text[i] == '"'
+		    || text[i] == '\\')
 			break;
 	if (text != NULL && len < RMQ_CFG_STR_MAX && i == len)
 		return 0;
 	snprintf(what, whatlen,
 	    "expected a domain name as fi_info prints it (up to %d printable "
-	    "characters, no spaces, e.g. mlx5_0)",
+	    "characters, no spaces, quotes or backslashes, e.g. mlx5_0)",
 	    RMQ_CFG_STR_MAX - 1);
 	return -1;
 }

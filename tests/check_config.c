@@ -392,8 +392,14 @@ START_TEST(test_text_keys)
 	    "A-Z a-z 0-9 _ - . : @, e.g. eth0), got 'abcdefghijklmnop'");
 	check_str_error("verbs.domain: \"mlx5 0\"\n",
 	    "t:1:15: verbs.domain: expected a domain name as fi_info prints "
-	    "it (up to 63 printable characters, no spaces, e.g. mlx5_0), got "
+	    "it (up to 63 printable characters, no spaces, quotes or "
+	    "backslashes, e.g. mlx5_0), got "
 	    "'mlx5 0'");
+	/* A quote would not survive the dump (found by fuzz_yaml). */
+	check_str_error("efa.domain: 'a\"b'\n",
+	    "t:1:13: efa.domain: expected a domain name as fi_info prints "
+	    "it (up to 63 printable characters, no spaces, quotes or "
+	    "backslashes, e.g. mlx5_0), got 'a\"b'");
 	check_str_error("tcp.interface: [eth0]\n",
 	    "t:1:16: tcp.interface: expected an interface name (up to 15 of "
 	    "A-Z a-z 0-9 _ - . : @, e.g. eth0), got a sequence");
