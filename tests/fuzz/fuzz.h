@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -27,5 +28,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 			abort();                                             \
 		}                                                            \
 	} while (0)
+
+/* A copy of exactly len bytes on the heap, so that ASan catches a read
+ * past the end of what the fuzzer gave. */
+static inline uint8_t *
+dup_exact(const uint8_t *src, size_t len)
+{
+	uint8_t *p = malloc(len > 0 ? len : 1);
+
+	FUZZ_CHECK(p != NULL, "out of memory");
+	if (len > 0)
+		memcpy(p, src, len);
+	return p;
+}
 
 #endif /* RMQ_FUZZ_H */

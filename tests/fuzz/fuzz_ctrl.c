@@ -24,25 +24,6 @@
 
 #define FRAME_MAX (RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX)
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void) argc;
-	(void) argv;
-	return 0;
-}
-
-static uint8_t *
-dup_exact(const uint8_t *src, size_t len)
-{
-	uint8_t *p = malloc(len > 0 ? len : 1);
-
-	FUZZ_CHECK(p != NULL, "out of memory");
-	if (len > 0)
-		memcpy(p, src, len);
-	return p;
-}
-
 /* The re-encoded frame must carry the same header as the input's. */
 static void
 check_frame(const uint8_t *out, size_t n, int kind, size_t body_len)

@@ -26,25 +26,6 @@
 
 #include "fuzz.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void) argc;
-	(void) argv;
-	return 0;
-}
-
-static uint8_t *
-dup_exact(const uint8_t *src, size_t len)
-{
-	uint8_t *p = malloc(len > 0 ? len : 1);
-
-	FUZZ_CHECK(p != NULL, "out of memory");
-	if (len > 0)
-		memcpy(p, src, len);
-	return p;
-}
-
 /* What rmq_hdr_decode accepted must be what wire.h says may arrive. */
 static void
 check_layout(const struct rmq_hdr *h, size_t len)
