@@ -24,7 +24,7 @@ const struct rmq_prov rmq_prov_efa = {
 	.rma_chunk    = 1u << 30,
 	.cq_data_size = 4,
 	.rndv_path    = RMQ_PATH_RNDV_READ,
-	.fanout_log   = 4, /* NOT measured (no NIC): shm's value */
+	.fanout_log   = 4, /* NOT measured (no NIC) */
 	.notes        = "not run on hardware here (no EFA device)",
 	.domain_key   = "efa.domain",
 };

@@ -1056,6 +1056,22 @@ START_TEST(test_sub_killed)
 	int                base[NKSUBS] = {0}, i, st;
 	pid_t              pub, subs[NKSUBS];
 
+	/*
+	 * On the fan-out log over shm, libfabric 1.17's fi_read takes a
+	 * spinlock in the publisher's shared region: a subscriber killed
+	 * while it holds it leaves the others spinning for ever (seen in
+	 * one run in three).  A provider bug librmq cannot mend: shm ships
+	 * with the log off (providers/shm.c); here it was forced on.
+	 */
+	if (strcmp(prov, "shm") == 0 && getenv("RMQ_FANOUT_LOG") != NULL &&
+	    strcmp(getenv("RMQ_FANOUT_LOG"), "0") != 0) {
+		fprintf(stderr, "SKIP shm with the fan-out log forced: a "
+		        "subscriber SIGKILLed inside libfabric 1.17 shm's "
+		        "fi_read leaves its spinlock held (providers/shm.c)\n");
+		munmap(k, sizeof(*k));
+		return;
+	}
+
 	pub = spawn_server(RMQ_PUB, bind_addr(prov, bep, sizeof(bep)),
 	                   serve_stream, k, ep, sizeof(ep));
 	for (i = 0; i < NKSUBS; i++) {
