@@ -134,7 +134,9 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->reactor.idle    = sock_idle;
 	rmq_xfer_init(s);
 	rmq_ctrl_init(s);
+	rmq_dial_init(s);
 	if (ops->init != NULL && (rc = ops->init(s->pstate, s)) != 0) {
+		rmq_dial_close(s);
 		rmq_ctrl_close(s);
 		rmq_reactor_fini(&s->reactor);
 		free(s->pstate);
@@ -385,6 +387,7 @@ rmq_close_locked(rmq_socket *s)
 		s->pat->fini(s->pstate);
 	rmq_tx_fini(s);
 	rmq_ep_close(s);
+	rmq_dial_close(s);
 	rmq_ctrl_close(s);
 	rmq_rxent_cache_drop(s);
 	free(s->pstate);

@@ -22,7 +22,6 @@
 
 #include "conn/addr.h"
 #include "conn/ctrl.h"
-#include "conn/dial.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
 #include "ctx.h"
@@ -809,7 +808,6 @@ void
 rmq_ctrl_init(struct rmq_socket *s)
 {
 	rmq_timer_add(&s->reactor, &s->ctrl->timer, ctrl_timer);
-	rmq_dial_init(s);
 }
 
 /* Tell p how many messages we sent it; it acknowledges when all are in. */
@@ -878,7 +876,6 @@ rmq_ctrl_close(struct rmq_socket *s)
 {
 	struct rmq_listener *l;
 
-	rmq_dial_close(s);
 	while ((l = s->ctrl->listeners) != NULL) {
 		s->ctrl->listeners = l->next;
 		rmq_source_remove(&s->reactor, &l->src);

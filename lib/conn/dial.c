@@ -19,6 +19,23 @@
 #include "util.h"
 
 static void dial_timer(struct rmq_timer *t, int64_t now, void *owner);
+static void dial_peer_gone(struct rmq_socket *s, struct rmq_peer *p);
+
+/* p is d's: its death or end comes back to dial_peer_gone. */
+static void
+dial_own(struct rmq_dialer *d, struct rmq_peer *p)
+{
+	d->p     = p;
+	p->gone  = dial_peer_gone;
+	p->maker = d;
+}
+
+static void
+dial_disown(struct rmq_peer *p)
+{
+	p->gone  = NULL;
+	p->maker = NULL;
+}
 
 void
 rmq_dial_init(struct rmq_socket *s)
@@ -246,7 +263,7 @@ dial_ready(struct rmq_source *src, short revents, void *owner)
 		s->stats.reconnects++;
 	d->fd        = -1;
 	d->state     = RMQ_DIAL_UP;
-	d->p->dialer = d;
+	dial_own(d, d->p);
 	d->tries     = 0;
 	d->ivl_ms    = s->reconnect_ivl;
 	d->was_up    = true;
@@ -299,8 +316,7 @@ rmq_dial_add(struct rmq_socket *s, const char *endpoint,
 	if (p != NULL) {
 		d->state  = RMQ_DIAL_UP;
 		d->was_up = true;
-		d->p      = p;
-		p->dialer = d;
+		dial_own(d, p);
 		return 0;
 	}
 	dial_try(s, d);
@@ -308,12 +324,12 @@ rmq_dial_add(struct rmq_socket *s, const char *endpoint,
 	return 0;
 }
 
-void
-rmq_dial_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
+static void
+dial_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 {
-	struct rmq_dialer *d = p->dialer;
+	struct rmq_dialer *d = p->maker;
 
-	p->dialer = NULL;
+	dial_disown(p);
 	if (d == NULL || d->p != p)
 		return;
 	d->p = NULL;
@@ -362,7 +378,7 @@ rmq_dial_remove(struct rmq_socket *s, const char *endpoint)
 	dial_abandon(s, d);
 	dial_free(s, d);
 	if (p != NULL) {
-		p->dialer = NULL;
+		dial_disown(p);
 		dial_leave(s, p);
 	}
 	return 0;
@@ -386,7 +402,7 @@ rmq_dial_close(struct rmq_socket *s)
 
 	while ((d = s->ctrl->dialers) != NULL) {
 		if (d->state == RMQ_DIAL_UP && d->p != NULL)
-			d->p->dialer = NULL;
+			dial_disown(d->p);
 		dial_abandon(s, d);
 		dial_free(s, d);
 	}

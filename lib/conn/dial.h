@@ -65,9 +65,6 @@ void rmq_dial_init(struct rmq_socket *s);
 int  rmq_dial_add(struct rmq_socket *s, const char *endpoint,
                   const struct rmq_addr *a, const struct sockaddr_in *sin,
                   struct rmq_peer *p);
-/* p, a dialer's peer, died or left: try again later (or, with
- * RMQ_RECONNECT_IVL -1, the dialer goes). */
-void rmq_dial_peer_gone(struct rmq_socket *s, struct rmq_peer *p);
 /* rmq_disconnect: the dialer goes, and its peer with a goodbye; 0, or
  * -ENOENT if no connect named endpoint. */
 int  rmq_dial_remove(struct rmq_socket *s, const char *endpoint);

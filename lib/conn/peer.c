@@ -5,7 +5,6 @@
 
 #include <rdma/fi_domain.h>
 
-#include "conn/dial.h"
 #include "conn/peer.h"
 #include "path_ops.h"
 #include "pattern_ops.h"
@@ -134,8 +133,8 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 	if (p->fiaddr != FI_ADDR_UNSPEC && s->av != NULL)
 		fi_av_remove(s->av, &p->fiaddr, 1, 0);
 	chan_close(s, p);
-	if (p->dialer != NULL)
-		p->dialer->p = NULL; /* at close: the dialer goes next */
+	if (p->gone != NULL)
+		p->gone(s, p); /* its maker lets go of it */
 	if (p->state == RMQ_PEER_LIVE)
 		s->peers->nlive--;
 	s->peers->slot[p->id & 0xffff] = NULL;
@@ -175,8 +174,8 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 	if (err != 0 && s->pat->report_lost)
 		s->peers->lost = true; /* a goodbye is not an error */
 	chan_close(s, p);
-	if (p->dialer != NULL)
-		rmq_dial_peer_gone(s, p); /* its connect tries again */
+	if (p->gone != NULL)
+		p->gone(s, p); /* e.g. its connect tries again */
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->peer_gone != NULL)
 			s->path_ops[i]->peer_gone(s, p);

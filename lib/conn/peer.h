@@ -80,7 +80,10 @@ struct rmq_peer {
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */
 	void           *pat;       /* the pattern's state for it */
-	struct rmq_dialer *dialer; /* the connect that made it (dial.c) */
+	/* Whoever made it hears of its death or end (dial.c: its connect
+	 * tries again), once; NULL: nobody. */
+	void          (*gone)(struct rmq_socket *s, struct rmq_peer *p);
+	void           *maker;     /* gone's own pointer */
 };
 
 /* The socket's table. */
@@ -93,7 +96,6 @@ struct rmq_peers {
 	bool              lost;  /* a peer died: report once */
 };
 
-struct rmq_dialer;
 struct rmq_socket;
 struct rmq_tx;
 
