@@ -49,7 +49,7 @@ config_here(const struct rmq_config *cfg, char *err, size_t len)
 	const struct rmq_prov *const *pp;
 	struct rmq_knobs              k;
 	char                          where[200], have[160];
-	struct in_addr                a;
+	struct sockaddr_storage       a;
 
 	if (cfg->numa_policy == RMQ_CFG_NUMA_CPUSET &&
 	    cfg->numa_cpuset[0] == '\0') {
@@ -63,7 +63,7 @@ config_here(const struct rmq_config *cfg, char *err, size_t len)
 	for (pp = rmq_prov_all(); *pp != NULL; pp++) {
 		rmq_prov_knobs(cfg, *pp, &k);
 		if (k.iface == NULL ||
-		    rmq_iface_ipv4(k.iface, &a, have, sizeof(have)) !=
+		    rmq_iface_addr(k.iface, AF_INET, &a, have, sizeof(have)) !=
 		        -RMQ_ENODEV)
 			continue;
 		rmq_config_where(cfg, k.iface_key, where, sizeof(where));

@@ -140,6 +140,11 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		hints = rmq_caps_hints_level(prov, level);
 		if (hints == NULL)
 			return -RMQ_ENOMEM;
+		/* An IPv6 node: an IPv6 endpoint (the tcp provider would
+		 * otherwise find no IPv4 address there). */
+		if (hints->addr_format == FI_SOCKADDR_IN && node != NULL &&
+		    strchr(node, ':') != NULL)
+			hints->addr_format = FI_SOCKADDR_IN6;
 		rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
 		                node ? FI_SOURCE : 0, hints, &info);
 		fi_freeinfo(hints);

@@ -196,11 +196,29 @@ close_endpoint(struct rmq_socket *s, bool opened)
 	rmq_ep_close(s);
 }
 
+/*
+ * A socket's fabric endpoint has the address family of its first bind or
+ * connect (tcp and sockets: an IPv4 or an IPv6 endpoint, not both).
+ */
+static int
+same_family(const rmq_socket *s, const union rmq_inaddr *ia)
+{
+	bool v6 = ia->sa.sa_family == AF_INET6;
+
+	if (s->ep == NULL || !(s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) ||
+	    v6 == (s->info->addr_format == FI_SOCKADDR_IN6))
+		return 0;
+	rmq_log(RMQ_LOG_ERROR, "this socket's fabric endpoint is %s (its first "
+	        "bind or connect): it cannot also take %s endpoints",
+	        v6 ? "IPv4" : "IPv6", v6 ? "IPv6" : "IPv4");
+	return -RMQ_EADDR;
+}
+
 static int
 rmq_bind_locked(rmq_socket *s, const char *endpoint)
 {
 	struct rmq_addr    a;
-	struct sockaddr_in sin = {0};
+	union rmq_inaddr   sin = {0};
 	char               node[64];
 	const char        *nodep = NULL;
 	bool               opened;
@@ -211,6 +229,8 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
 		rc = -RMQ_EPROVIDER;
 	if (rc == 0 && !a.unix_name)
 		rc = rmq_addr_resolve(&a, true, &sin);
+	if (rc == 0 && !a.unix_name)
+		rc = same_family(s, &sin);
 	if (rc == 0 && !a.unix_name)
 		rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &sin, true, node,
 		                      sizeof(node), &nodep);
@@ -229,16 +249,16 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
  * connected there knows which local address it would use.
  */
 static int
-route_local(const struct sockaddr_in *sin, struct sockaddr_in *loc)
+route_local(const union rmq_inaddr *sin, union rmq_inaddr *loc)
 {
 	socklen_t sl = sizeof(*loc);
 	int       fd, rc = 0;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd = socket(sin->sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (const struct sockaddr *) sin, sizeof(*sin)) != 0 ||
-	    getsockname(fd, (struct sockaddr *) loc, &sl) != 0)
+	if (connect(fd, &sin->sa, rmq_inaddr_len(sin)) != 0 ||
+	    getsockname(fd, &loc->sa, &sl) != 0)
 		rc = -errno;
 	close(fd);
 	return rc;
@@ -248,7 +268,7 @@ static int
 rmq_connect_locked(rmq_socket *s, const char *endpoint)
 {
 	struct rmq_addr    a;
-	struct sockaddr_in dst = {0}, loc = {0};
+	union rmq_inaddr   dst = {0}, loc = {0};
 	int64_t            dl;
 	struct rmq_peer   *p = NULL;
 	char               node[64];
@@ -271,8 +291,12 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 	 */
 	if (!a.unix_name) {
 		rc = rmq_addr_resolve(&a, false, &dst);
-		if (rc == 0 && route_local(&dst, &loc) != 0)
-			loc.sin_family = AF_INET; /* INADDR_ANY: any route */
+		if (rc == 0)
+			rc = same_family(s, &dst);
+		if (rc == 0 && route_local(&dst, &loc) != 0) {
+			memset(&loc, 0, sizeof(loc)); /* any address: any route */
+			loc.sa.sa_family = dst.sa.sa_family;
+		}
 		if (rc == 0)
 			rc = rmq_addr_ep_node(&s->ctx->cfg, a.prov, &loc, false,
 			                      node, sizeof(node), &nodep);

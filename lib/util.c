@@ -163,56 +163,92 @@ rmq_list_add(char *buf, size_t len, size_t *pos, const char *name)
 		*pos = len - 1;
 }
 
-int
-rmq_iface_ipv4(const char *iface, struct in_addr *addr, char *have,
-               size_t havelen)
+/* An address of iface of family: an IPv6 one with global scope first. */
+static const struct sockaddr *
+iface_pick(struct ifaddrs *ifa, const char *iface, int family, bool *found)
 {
-	struct ifaddrs *ifa = NULL, *i;
-	char            txt[INET_ADDRSTRLEN];
-	size_t          pos = 0;
-	int             rc  = -RMQ_ENODEV;
-	bool            found = false;
+	const struct sockaddr *best = NULL;
+	struct ifaddrs        *i;
+
+	for (i = ifa; i != NULL; i = i->ifa_next) {
+		if (strcmp(i->ifa_name, iface) != 0)
+			continue;
+		*found = true;
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != family)
+			continue;
+		if (family == AF_INET6 &&
+		    IN6_IS_ADDR_LINKLOCAL(
+		        &((struct sockaddr_in6 *) i->ifa_addr)->sin6_addr)) {
+			if (best == NULL)
+				best = i->ifa_addr;
+			continue;
+		}
+		return i->ifa_addr;
+	}
+	return best;
+}
+
+int
+rmq_iface_addr(const char *iface, int family, struct sockaddr_storage *out,
+               char *have, size_t havelen)
+{
+	struct ifaddrs        *ifa = NULL, *i;
+	const struct sockaddr *sa;
+	char                   txt[INET6_ADDRSTRLEN];
+	const void            *bits;
+	size_t                 pos   = 0;
+	bool                   found = false;
+	int                    rc    = -RMQ_ENODEV;
 
 	if (have != NULL && havelen > 0)
 		have[0] = '\0';
 	if (getifaddrs(&ifa) != 0)
 		return -RMQ_ENODEV;
-	for (i = ifa; i != NULL; i = i->ifa_next) {
-		if (strcmp(i->ifa_name, iface) != 0)
-			continue;
-		found = true;
-		if (i->ifa_addr != NULL && i->ifa_addr->sa_family == AF_INET) {
-			*addr = ((struct sockaddr_in *) i->ifa_addr)->sin_addr;
-			rc    = 0;
-			break;
-		}
-	}
-	if (rc != 0 && found)
+	sa = iface_pick(ifa, iface, family, &found);
+	if (sa != NULL) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out, sa, family == AF_INET6 ? sizeof(struct sockaddr_in6)
+		                                   : sizeof(struct sockaddr_in));
+		rc = 0;
+	} else if (found) {
 		rc = -RMQ_EADDR;
+	}
 	/* For the message: the interfaces there are. */
 	if (rc == -RMQ_ENODEV && have != NULL && havelen > 0)
 		for (i = ifa; i != NULL; i = i->ifa_next)
 			rmq_list_add(have, havelen, &pos, i->ifa_name);
-	if (rc == 0 && have != NULL && havelen > 0)
+	if (rc == 0 && have != NULL && havelen > 0) {
+		bits = family == AF_INET6
+		           ? (const void *) &((struct sockaddr_in6 *) out)->sin6_addr
+		           : (const void *) &((struct sockaddr_in *) out)->sin_addr;
 		snprintf(have, havelen, "%s",
-		         inet_ntop(AF_INET, addr, txt, sizeof(txt)) ? txt : "?");
+		         inet_ntop(family, bits, txt, sizeof(txt)) ? txt : "?");
+	}
 	freeifaddrs(ifa);
 	return rc;
 }
 
 bool
-rmq_iface_has(const char *iface, struct in_addr addr)
+rmq_iface_has(const char *iface, const struct sockaddr *sa)
 {
-	struct ifaddrs *ifa = NULL, *i;
-	bool            has = false;
+	const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *) sa, *b6;
+	const struct sockaddr_in  *a4 = (const struct sockaddr_in *) sa, *b4;
+	struct ifaddrs            *ifa = NULL, *i;
+	bool                       has = false;
 
 	if (getifaddrs(&ifa) != 0)
 		return false;
-	for (i = ifa; i != NULL && !has; i = i->ifa_next)
-		has = strcmp(i->ifa_name, iface) == 0 && i->ifa_addr != NULL &&
-		      i->ifa_addr->sa_family == AF_INET &&
-		      ((struct sockaddr_in *) i->ifa_addr)->sin_addr.s_addr ==
-		          addr.s_addr;
+	for (i = ifa; i != NULL && !has; i = i->ifa_next) {
+		if (strcmp(i->ifa_name, iface) != 0 || i->ifa_addr == NULL ||
+		    i->ifa_addr->sa_family != sa->sa_family)
+			continue;
+		b4  = (const struct sockaddr_in *) i->ifa_addr;
+		b6  = (const struct sockaddr_in6 *) i->ifa_addr;
+		has = sa->sa_family == AF_INET
+		          ? b4->sin_addr.s_addr == a4->sin_addr.s_addr
+		          : memcmp(&b6->sin6_addr, &a6->sin6_addr,
+		                   sizeof(b6->sin6_addr)) == 0;
+	}
 	freeifaddrs(ifa);
 	return has;
 }

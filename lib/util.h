@@ -3,6 +3,7 @@
 #define RMQ_UTIL_H
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,13 +45,14 @@ int  rmq_opt_get_int(int v, void *val, size_t *len);
 /* Append name to the ", "-separated list in buf[len] (end at *pos), once. */
 void rmq_list_add(char *buf, size_t len, size_t *pos, const char *name);
 /*
- * The first IPv4 address of interface iface: 0, -RMQ_ENODEV (no such
- * interface) or -RMQ_EADDR (no IPv4 address); have lists the interfaces
- * (or that one's addresses) for messages.
+ * An address of family (AF_INET, AF_INET6: a global one before a
+ * link-local one) of interface iface into out: 0, -RMQ_ENODEV (no such
+ * interface) or -RMQ_EADDR (none of that family); have lists the
+ * interfaces (or the address found) for messages.
  */
-int  rmq_iface_ipv4(const char *iface, struct in_addr *addr, char *have,
-                    size_t havelen);
-/* Is addr one of iface's addresses? */
-bool rmq_iface_has(const char *iface, struct in_addr addr);
+int  rmq_iface_addr(const char *iface, int family,
+                    struct sockaddr_storage *out, char *have, size_t havelen);
+/* Is sa's address (IPv4 or IPv6) one of iface's addresses? */
+bool rmq_iface_has(const char *iface, const struct sockaddr *sa);
 
 #endif /* RMQ_UTIL_H */

@@ -30,6 +30,7 @@ const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",
 	.fi_prov      = "tcp;ofi_rxm",
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
+	                RMQ_PROV_NO_WILDCARD |
 	                RMQ_PROV_ADDR_SOCKADDR |
 	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 64 */

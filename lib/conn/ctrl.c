@@ -252,7 +252,7 @@ peer_wait_ready(struct rmq_socket *s, struct rmq_peer *p, int64_t deadline)
 
 int
 rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
-              int64_t deadline, int *fdp, struct sockaddr_in *sin)
+              int64_t deadline, int *fdp, union rmq_inaddr *sin)
 {
 	struct sockaddr_un un;
 	struct rmq_waiter  w;
@@ -263,7 +263,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 	if (!a->unix_name && (rc = rmq_addr_resolve(a, false, sin)) != 0)
 		return rc;
 	for (;;) {
-		fd = socket(a->unix_name ? AF_UNIX : AF_INET,
+		fd = socket(a->unix_name ? AF_UNIX : sin->sa.sa_family,
 		            SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return -errno;
@@ -271,7 +271,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 			sl = rmq_addr_unix(&un, a->name);
 			rc = connect(fd, (struct sockaddr *) &un, sl);
 		} else {
-			rc = connect(fd, (struct sockaddr *) sin, sizeof(*sin));
+			rc = connect(fd, &sin->sa, rmq_inaddr_len(sin));
 		}
 		if (rc == 0)
 			break;
@@ -293,7 +293,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 	if (!a->unix_name) {
 		rmq_ctrl_tune(fd);
 		sl = sizeof(*sin);
-		getsockname(fd, (struct sockaddr *) sin, &sl); /* local side */
+		getsockname(fd, &sin->sa, &sl); /* local side */
 	}
 	*fdp = fd;
 	return 0;
@@ -535,14 +535,14 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 	struct rmq_socket   *s = owner;
 	struct rmq_listener *l = rmq_container_of(src, struct rmq_listener, src);
 	struct rmq_pending  *pd;
-	struct sockaddr_in   sin;
+	union rmq_inaddr     sin;
 	socklen_t            sl;
 	int                  fd;
 
 	RMQ_UNUSED(revents);
 	for (;;) {
 		sl = sizeof(sin);
-		fd = accept4(l->src.fd, (struct sockaddr *) &sin, &sl,
+		fd = accept4(l->src.fd, &sin.sa, &sl,
 		             SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
@@ -557,12 +557,11 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 			close(fd);
 			return;
 		}
-		if (sin.sin_family == AF_INET)
+		if (sin.sa.sa_family != AF_UNIX)
 			rmq_ctrl_tune(fd);
 		pd->deadline = rmq_deadline(s->handshake_ms);
-		if (sin.sin_family == AF_INET)
-			snprintf(pd->name, sizeof(pd->name), "%s:%u",
-			         inet_ntoa(sin.sin_addr), ntohs(sin.sin_port));
+		if (sin.sa.sa_family != AF_UNIX)
+			rmq_inaddr_show(&sin, pd->name, sizeof(pd->name));
 		else
 			snprintf(pd->name, sizeof(pd->name), "local peer");
 		pd->next          = s->ctrl->pendings;
@@ -574,16 +573,16 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 
 int
 rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
-                const struct sockaddr_in *sin, const char *given)
+                const union rmq_inaddr *sin, const char *given)
 {
 	struct rmq_listener *l;
-	struct sockaddr_in   bound;
+	union rmq_inaddr     bound;
 	struct sockaddr_un   un;
 	socklen_t            sl;
 	char                 where[160];
 	int                  fd, rc, one = 1;
 
-	fd = socket(a->unix_name ? AF_UNIX : AF_INET,
+	fd = socket(a->unix_name ? AF_UNIX : sin->sa.sa_family,
 	            SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
@@ -592,7 +591,11 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 		rc = bind(fd, (struct sockaddr *) &un, sl);
 	} else {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		rc = bind(fd, (const struct sockaddr *) sin, sizeof(*sin));
+		/* [::] takes IPv6 only: its fabric endpoint is IPv6. */
+		if (sin->sa.sa_family == AF_INET6)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one,
+			           sizeof(one));
+		rc = bind(fd, &sin->sa, rmq_inaddr_len(sin));
 	}
 	if (rc == 0)
 		rc = listen(fd, 128);
@@ -615,9 +618,13 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 		         a->prov->name, a->name);
 	} else {
 		sl = sizeof(bound);
-		getsockname(fd, (struct sockaddr *) &bound, &sl);
-		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s:%u",
-		         a->prov->name, a->host, ntohs(bound.sin_port));
+		getsockname(fd, &bound.sa, &sl);
+		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s%s%s:%u",
+		         a->prov->name, a->v6 ? "[" : "", a->host,
+		         a->v6 ? "]" : "",
+		         ntohs(bound.sa.sa_family == AF_INET6
+		                   ? bound.in6.sin6_port
+		                   : bound.in.sin_port));
 	}
 	snprintf(l->given, sizeof(l->given), "%s", given);
 	snprintf(s->last_endpoint, sizeof(s->last_endpoint), "%s",

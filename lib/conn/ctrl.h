@@ -21,6 +21,7 @@
 #include "wire.h"
 
 struct rmq_addr;
+union rmq_inaddr;
 struct rmq_peer;
 struct rmq_socket;
 
@@ -58,7 +59,7 @@ void rmq_ctrl_init(struct rmq_socket *s);
 /* Listen at a (sin: resolved, unless a Unix name); accepts as progress
  * polls.  Sets the socket's last endpoint. */
 int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
-                     const struct sockaddr_in *sin, const char *given);
+                     const union rmq_inaddr *sin, const char *given);
 bool rmq_ctrl_listening(const struct rmq_socket *s);
 /*
  * Connect a control channel to a, retrying until deadline (the binding
@@ -66,7 +67,7 @@ bool rmq_ctrl_listening(const struct rmq_socket *s);
  * side of it (TCP).
  */
 int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
-                   int64_t deadline, int *fdp, struct sockaddr_in *local);
+                   int64_t deadline, int *fdp, union rmq_inaddr *local);
 /* The handshake on a dialled channel (fd is consumed): a LIVE peer, in
  * *pp (held: rmq_peer_release it). */
 int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,

@@ -171,7 +171,7 @@ dial_try(struct rmq_socket *s, struct rmq_dialer *d)
 	socklen_t          sl;
 	int                fd, rc;
 
-	fd = socket(d->a.unix_name ? AF_UNIX : AF_INET,
+	fd = socket(d->a.unix_name ? AF_UNIX : d->sin.sa.sa_family,
 	            SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		dial_failed(s, d, -errno);
@@ -181,7 +181,7 @@ dial_try(struct rmq_socket *s, struct rmq_dialer *d)
 		sl = rmq_addr_unix(&un, d->a.name);
 		rc = connect(fd, (struct sockaddr *) &un, sl);
 	} else {
-		rc = connect(fd, (struct sockaddr *) &d->sin, sizeof(d->sin));
+		rc = connect(fd, &d->sin.sa, rmq_inaddr_len(&d->sin));
 	}
 	d->fd = fd;
 	if (rc == 0) {
@@ -296,7 +296,7 @@ dial_timer(struct rmq_timer *t, int64_t now, void *owner)
 
 int
 rmq_dial_add(struct rmq_socket *s, const char *endpoint,
-             const struct rmq_addr *a, const struct sockaddr_in *sin,
+             const struct rmq_addr *a, const union rmq_inaddr *sin,
              struct rmq_peer *p)
 {
 	struct rmq_dialer *d;

@@ -43,7 +43,7 @@ struct rmq_dialer {
 	struct rmq_dialer *next;
 	char               endpoint[256]; /* as given to rmq_connect */
 	struct rmq_addr    a;
-	struct sockaddr_in sin;     /* a, resolved (TCP) */
+	union rmq_inaddr   sin;     /* a, resolved (TCP) */
 	int                state;   /* RMQ_DIAL_* */
 	struct rmq_source  src;     /* the control connection being made */
 	int                fd;      /* -1: none */
@@ -63,7 +63,7 @@ void rmq_dial_init(struct rmq_socket *s);
  * connect just made (it is UP); NULL: try now, in the background.
  */
 int  rmq_dial_add(struct rmq_socket *s, const char *endpoint,
-                  const struct rmq_addr *a, const struct sockaddr_in *sin,
+                  const struct rmq_addr *a, const union rmq_inaddr *sin,
                   struct rmq_peer *p);
 /* rmq_disconnect: the dialer goes, and its peer with a goodbye; 0, or
  * -ENOENT if no connect named endpoint. */

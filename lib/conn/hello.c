@@ -10,6 +10,7 @@
 
 #include <rdma/fi_domain.h>
 
+#include "conn/addr.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
 #include "path_ops.h"
@@ -26,9 +27,9 @@ void
 rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
            struct rmq_hello *h)
 {
-	struct sockaddr_in fin, loc;
-	socklen_t          sl = sizeof(loc);
-	int                i;
+	union rmq_inaddr fin, loc;
+	socklen_t        sl = sizeof(loc), fl;
+	int              i;
 
 	memset(h, 0, sizeof(*h));
 	h->pattern = s->pat->self_id;
@@ -45,16 +46,22 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 			s->path_ops[i]->hello_out(s, p, h);
 	/* h->addr sits at no particular alignment in the frame: copies. */
 	if (!(s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) ||
-	    s->fabaddr_len < sizeof(fin))
+	    s->fabaddr_len < sizeof(fin.in) || s->fabaddr_len > sizeof(fin))
 		return;
-	memcpy(&fin, h->addr, sizeof(fin));
-	if (fin.sin_family == AF_INET &&
-	    fin.sin_addr.s_addr == htonl(INADDR_ANY) &&
-	    getsockname(fd, (struct sockaddr *) &loc, &sl) == 0 &&
-	    loc.sin_family == AF_INET) {
-		fin.sin_addr = loc.sin_addr;
-		memcpy(h->addr, &fin, sizeof(fin));
+	memset(&fin, 0, sizeof(fin));
+	memcpy(&fin, h->addr, s->fabaddr_len);
+	fl = rmq_inaddr_len(&fin);
+	if (fl != s->fabaddr_len || !rmq_inaddr_any(&fin) ||
+	    getsockname(fd, &loc.sa, &sl) != 0 ||
+	    loc.sa.sa_family != fin.sa.sa_family)
+		return;
+	if (fin.sa.sa_family == AF_INET6) {
+		fin.in6.sin6_addr     = loc.in6.sin6_addr;
+		fin.in6.sin6_scope_id = loc.in6.sin6_scope_id;
+	} else {
+		fin.in.sin_addr = loc.in.sin_addr;
 	}
+	memcpy(h->addr, &fin, fl);
 }
 
 /* Validate a peer's HELLO; on success fill the peer.  reason on error. */
@@ -63,7 +70,7 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_hello *h, char *reason, size_t rl)
 {
 	const char *ours = s->info->fabric_attr->prov_name;
-	sa_family_t family;
+	sa_family_t family, want;
 	int         i, rc;
 
 	if (strcmp(h->prov, ours) != 0) {
@@ -79,12 +86,27 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		return -RMQ_EPATTERN;
 	}
 	memcpy(&family, h->addr, sizeof(family));
-	if (s->info->addr_format == FI_SOCKADDR_IN &&
-	    (h->addr_len != sizeof(struct sockaddr_in) ||
-	     family != AF_INET)) {
-		snprintf(reason, rl, "bad fabric address (%u bytes)",
-		         h->addr_len);
-		return -RMQ_EPROTO;
+	if (s->info->addr_format == FI_SOCKADDR_IN ||
+	    s->info->addr_format == FI_SOCKADDR_IN6) {
+		want = s->info->addr_format == FI_SOCKADDR_IN6 ? AF_INET6
+		                                                : AF_INET;
+		if ((family == AF_INET || family == AF_INET6) &&
+		    family != want) {
+			snprintf(reason, rl,
+			         "peer's fabric endpoint is %s, ours %s: bind "
+			         "and connect with one address family",
+			         family == AF_INET6 ? "IPv6" : "IPv4",
+			         want == AF_INET6 ? "IPv6" : "IPv4");
+			return -RMQ_EADDR;
+		}
+		if (family != want ||
+		    h->addr_len != (want == AF_INET6
+		                        ? sizeof(struct sockaddr_in6)
+		                        : sizeof(struct sockaddr_in))) {
+			snprintf(reason, rl, "bad fabric address (%u bytes)",
+			         h->addr_len);
+			return -RMQ_EPROTO;
+		}
 	}
 	if (s->info->addr_format == FI_ADDR_STR &&
 	    memchr(h->addr, '\0', h->addr_len) == NULL) {
