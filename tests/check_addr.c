@@ -14,7 +14,7 @@
 #include "testutil.h"
 #include "checkmain.h"
 
-static const char *const provs[] = {"tcp", "sockets"};
+static const char *const provs[] = {"tcp", "sockets", "shm"};
 
 /* ::1 usable here?  (A container may have IPv6 off.) */
 static bool
@@ -98,8 +98,9 @@ round_trips(rmq_socket *s)
 	free(in);
 }
 
-/* _i: provider.  A REP bound to [::1], port 0: its endpoint names the
- * port in brackets, and every size crosses. */
+/* _i: provider (shm too: its control channel over IPv6).  A REP bound to
+ * [::1], port 0: its endpoint names the port in brackets, and every size
+ * crosses. */
 START_TEST(test_ipv6_loopback)
 {
 	char        bind_ep[64], ep[256], prefix[64];
@@ -335,7 +336,7 @@ addr_suite(void)
 	TCase *tc = tcase_create("addr");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_ipv6_loopback, 0, 2);
+	tcase_add_loop_test(tc, test_ipv6_loopback, 0, 3);
 	tcase_add_loop_test(tc, test_ipv4_wildcard, 0, 2);
 	tcase_add_loop_test(tc, test_ipv6_wildcard, 0, 2);
 	tcase_add_test(tc, test_ipv6_reconnect);
