@@ -843,6 +843,7 @@ START_TEST(test_stalled_puller)
 		        "still stalls at times (open; RMQ_TEST_STRESS=1 runs "
 		        "it)\n", size);
 		munmap(a, 2 * sizeof(*a));
+		free(m);
 		return;
 	}
 	/* An endpoint nobody has yet: the children connect (retrying)
