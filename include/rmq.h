@@ -66,7 +66,9 @@ enum rmq_err {
 	RMQ_EADDR,                 /* malformed endpoint string (an
 	                            * unknown scheme: -EPROTONOSUPPORT) */
 	RMQ_ETRUNC,                /* reserved: message truncated */
-	RMQ_EPEERFULL,             /* PAIR: already has its one peer */
+	RMQ_EPEERFULL,             /* no room for another peer: a PAIR has
+	                            * its one, or the provider's limit (shm:
+	                            * 256 per socket) */
 	RMQ_ERESOLVE,              /* the endpoint's host name does not
 	                            * resolve */
 	RMQ_ERR_MAX

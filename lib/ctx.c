@@ -76,9 +76,31 @@ config_here(const struct rmq_config *cfg, char *err, size_t len)
 	return 0;
 }
 
+/* The provider rows' environment defaults, once, before libfabric's
+ * first fi_getinfo in the process (a value already set wins). */
+static void
+prov_env_once(void)
+{
+	const struct rmq_prov *const *pp;
+	const char *const            *e;
+	char                          name[64];
+	const char                   *eq;
+
+	for (pp = rmq_prov_all(); *pp != NULL; pp++)
+		for (e = (*pp)->env_defaults; e != NULL && *e != NULL; e++) {
+			eq = strchr(*e, '=');
+			if (eq == NULL || (size_t) (eq - *e) >= sizeof(name))
+				continue;
+			memcpy(name, *e, (size_t) (eq - *e));
+			name[eq - *e] = '\0';
+			(void) setenv(name, eq + 1, 0);
+		}
+}
+
 int
 rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 {
+	static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 	char     err[RMQ_CFG_ERR_MAX];
 	rmq_ctx *ctx;
 	int      rc;
@@ -86,6 +108,7 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 	if (ctxp == NULL)
 		return -RMQ_EINVAL;
 	*ctxp = NULL;
+	(void) pthread_once(&env_once, prov_env_once);
 	ctx   = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return -RMQ_ENOMEM;

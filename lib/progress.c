@@ -40,6 +40,7 @@ rmq_reactor_init(struct rmq_reactor *r, void *owner)
 	r->ep_fd   = -1;
 	r->kick_fd = -1;
 	r->tick_fd = -1;
+	r->watch_fd = -1;
 	atomic_init(&r->busy, 0);
 	atomic_init(&r->app_in, 0);
 	atomic_init(&r->thr_in, 0);
@@ -254,9 +255,10 @@ rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
 		r->srcs     = n;
 		r->srcs_cap = cap;
 	}
-	src->fd    = fd;
-	src->ready = ready;
-	src->idx   = r->nsrcs;
+	src->fd      = fd;
+	src->ready   = ready;
+	src->watched = false;
+	src->idx     = r->nsrcs;
 	r->srcs[r->nsrcs++] = src;
 	ep_add(r, fd);
 	return 0;
@@ -285,6 +287,9 @@ rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 	if (src->idx < 0 || src->idx >= r->nsrcs || r->srcs[src->idx] != src)
 		return;
 	ep_del(r, src->fd);
+	if (src->watched)
+		(void) epoll_ctl(r->watch_fd, EPOLL_CTL_DEL, src->fd, NULL);
+	src->watched = false;
 	if (r->dispatching > 0) {
 		/* The round's indices must hold: a hole, closed after it. */
 		r->srcs[src->idx] = NULL;
@@ -296,6 +301,16 @@ rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 		last->idx         = src->idx;
 	}
 	src->idx = -1;
+}
+
+void
+rmq_source_watch(struct rmq_reactor *r, struct rmq_source *src)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = r};
+
+	if (r->watch_fd >= 0 && src->idx >= 0)
+		src->watched = epoll_ctl(r->watch_fd, EPOLL_CTL_ADD, src->fd,
+		                         &ev) == 0;
 }
 
 void
@@ -601,6 +616,13 @@ rmq_reactor_progress_timed(struct rmq_reactor *r)
 	int n = rmq_reactor_drain(r);
 
 	return n + poll_if_due(r);
+}
+
+int
+rmq_reactor_serve(struct rmq_reactor *r)
+{
+	r->next_poll = 0;
+	return rmq_reactor_progress_timed(r);
 }
 
 int

@@ -70,6 +70,7 @@ struct rmq_source {
 	int   fd;
 	void (*ready)(struct rmq_source *src, short revents, void *owner);
 	int   idx; /* in the reactor's table; -1: not registered */
+	bool  watched; /* in the reactor's watch set too */
 };
 
 /*
@@ -141,6 +142,10 @@ struct rmq_reactor {
 	atomic_int         app_in, thr_in;
 	bool               asym;
 	struct rmq_reactor *ctx_next; /* the context's list (thread.c) */
+	/* The context thread's epoll set (thread.c; -1: none): watched
+	 * sources (listeners, handshakes) wake that thread, which then
+	 * serves them while the application is not in a call. */
+	int                watch_fd;
 };
 
 /*
@@ -210,6 +215,9 @@ rmq_reactor_arm(struct rmq_reactor *r, int hook, bool armed)
 int  rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
                     void (*ready)(struct rmq_source *, short, void *));
 void rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src);
+/* Also wake the context thread when src is readable (rmq_reactor_serve
+ * then runs it); removed with the source. */
+void rmq_source_watch(struct rmq_reactor *r, struct rmq_source *src);
 void rmq_timer_add(struct rmq_reactor *r, struct rmq_timer *t,
                    void (*run)(struct rmq_timer *, int64_t, void *));
 void rmq_timer_remove(struct rmq_reactor *r, struct rmq_timer *t);
@@ -241,6 +249,8 @@ int rmq_reactor_progress(struct rmq_reactor *r);
 /* The same, reading the clock every time: for calls made seldom (a PUB's
  * send), whose sources must still be polled once a millisecond passed. */
 int rmq_reactor_progress_timed(struct rmq_reactor *r);
+/* The same, the sources polled now (the context thread, woken by one). */
+int rmq_reactor_serve(struct rmq_reactor *r);
 
 /*
  * A wait with a timeout.  The clock is read only once waiting really

@@ -118,8 +118,8 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->cq_fd        = -1;
 	rmq_path_opts_init(&s->popts);
 	rmq_reactor_init(&s->reactor, s);
-	/* The flusher tries a socket's lock rarely: it pays for it. */
-	s->reactor.asym = ctx->progress.flusher && rmq_reactor_asym_ok();
+	/* The inline thread tries a socket's lock rarely: it pays for it. */
+	s->reactor.asym = ctx->progress.watcher && rmq_reactor_asym_ok();
 	s->reactor.spin_us = s->spin_us;
 	/* rmq_ctx_shutdown: every wait of ours returns, a sleeping one too. */
 	s->reactor.stop = &ctx->shut;

@@ -22,6 +22,14 @@
  * often, up to every 8 periods: so a tail left right after a long stream
  * may wait up to about 16 periods.
  *
+ * In inline mode the thread always runs, coalescing or not, for one more
+ * job: it answers handshakes while the application is not in a call.  It
+ * sleeps in epoll_wait on an eventfd (its wake-ups) and on the sockets'
+ * watched sources -- listeners and handshakes in progress (conn/ctrl.c);
+ * when one is readable it serves that socket's reactor if it can take its
+ * lock (else the application is in a call, which serves it).  Idle, it
+ * costs a thread blocked in epoll_wait; no message wakes it.
+ *
  * The flusher tries a socket's lock with membarrier(2) (progress.h), so
  * that the application's side costs no atomic instruction per call.
  *
@@ -29,8 +37,12 @@
  * holds a socket's lock and may then take socks_lock (rmq_close), never
  * the other way round while waiting.
  */
+#include <errno.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "progress.h"
 #include "thread.h"
@@ -79,6 +91,99 @@ progress_main(void *arg)
 	return NULL;
 }
 
+/*
+ * A socket whose handshake we served is driven every millisecond for a
+ * while after: the provider's own connection to the new peer comes up
+ * inside progress calls (tcp;ofi_rxm), and the peer's first message waits
+ * for it.
+ */
+#define LINGER_NS (500 * 1000000ll)
+
+/* r, if it is still one of ours (it may have closed since). */
+static struct rmq_reactor *
+ours(struct rmq_thread *t, const void *r)
+{
+	struct rmq_reactor *i;
+
+	for (i = t->reactors; i != NULL && i != r; i = i->ctx_next)
+		;
+	return i;
+}
+
+/* 1: served; 0: the application is in it (it serves it itself, but its
+ * sources stay readable: look again in a millisecond). */
+static int
+serve_one(struct rmq_thread *t, struct rmq_reactor *r, int64_t now)
+{
+	int i, k = -1;
+
+	if (!rmq_reactor_trylock(r))
+		return 0;
+	(void) rmq_reactor_serve(r);
+	rmq_reactor_unlock_thr(r);
+	for (i = 0; i < RMQ_THREAD_LINGER; i++)
+		if (t->linger[i] == r || (k < 0 && t->linger[i] == NULL))
+			k = i;
+	if (k >= 0) {
+		t->linger[k]    = r;
+		t->linger_to[k] = now + LINGER_NS;
+	}
+	return 1;
+}
+
+/* Serve what woke us, and the sockets still lingering.  1 if the thread
+ * should look again in a millisecond. */
+static int
+serve_watched(struct rmq_thread *t, const struct epoll_event *ev, int n)
+{
+	struct rmq_reactor *r;
+	int64_t             now = rmq_now_ns();
+	uint64_t            v;
+	int                 i, again = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.ptr == NULL) /* a wake-up */
+			(void) read(t->wake_fd, &v, sizeof(v));
+		else if ((r = ours(t, ev[i].data.ptr)) != NULL &&
+		         serve_one(t, r, now) == 0)
+			again = 1;
+	}
+	for (i = 0; i < RMQ_THREAD_LINGER; i++) {
+		if (t->linger[i] == NULL)
+			continue;
+		if (now >= t->linger_to[i] ||
+		    (r = ours(t, t->linger[i])) == NULL) {
+			t->linger[i] = NULL;
+			continue;
+		}
+		again = 1;
+		if (rmq_reactor_trylock(r)) {
+			(void) rmq_reactor_progress_timed(r);
+			rmq_reactor_unlock_thr(r);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return again;
+}
+
+/* Asleep until a batch opens, a watched source is readable or stop. */
+static void
+sleep_watching(struct rmq_thread *t)
+{
+	struct epoll_event ev[16];
+	int                n, again = 0;
+
+	atomic_store(&t->asleep, true);
+	while (atomic_load(&t->open) == 0 && !atomic_load(&t->stop)) {
+		n = epoll_wait(t->ep_fd, ev, 16, again ? 1 : -1);
+		if (n < 0 && errno != EINTR)
+			break; /* cannot happen with a valid set */
+		again = serve_watched(t, ev, n > 0 ? n : 0);
+	}
+	atomic_store(&t->asleep, false);
+}
+
 static void *
 flush_main(void *arg)
 {
@@ -88,13 +193,7 @@ flush_main(void *arg)
 
 	while (!atomic_load(&t->stop)) {
 		if (atomic_load(&t->open) == 0) {
-			pthread_mutex_lock(&t->cvmu);
-			atomic_store(&t->asleep, true);
-			while (atomic_load(&t->open) == 0 &&
-			       !atomic_load(&t->stop))
-				pthread_cond_wait(&t->cv, &t->cvmu);
-			atomic_store(&t->asleep, false);
-			pthread_mutex_unlock(&t->cvmu);
+			sleep_watching(t);
 			continue;
 		}
 		/* The application's chance to send them itself first; while
@@ -116,6 +215,15 @@ flush_main(void *arg)
 	return NULL;
 }
 
+static void
+wake(struct rmq_thread *t)
+{
+	uint64_t one = 1;
+
+	if (t->wake_fd >= 0)
+		(void) write(t->wake_fd, &one, sizeof(one));
+}
+
 void
 rmq_thread_batch(struct rmq_thread *t, int d)
 {
@@ -124,11 +232,8 @@ rmq_thread_batch(struct rmq_thread *t, int d)
 	if (d > 0)
 		atomic_fetch_add(&t->opened, 1);
 	if (atomic_fetch_add(&t->open, d) == 0 && d > 0 &&
-	    atomic_load(&t->asleep)) {
-		pthread_mutex_lock(&t->cvmu);
-		pthread_cond_signal(&t->cv);
-		pthread_mutex_unlock(&t->cvmu);
-	}
+	    atomic_load(&t->asleep))
+		wake(t);
 }
 
 int
@@ -136,31 +241,46 @@ rmq_thread_start(struct rmq_thread *t, bool on, bool flusher, int sleep_us)
 {
 	int rc;
 
+	memset(t->linger, 0, sizeof(t->linger));
 	atomic_init(&t->stop, false);
 	atomic_init(&t->open, 0);
 	atomic_init(&t->opened, 0);
 	atomic_init(&t->asleep, false);
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_mutex_init(&t->cvmu, NULL);
-	pthread_cond_init(&t->cv, NULL);
 	t->flusher  = !on && flusher;
-	t->on       = on || t->flusher;
+	t->watcher  = !on;
+	t->on       = true;
 	t->sleep_us = sleep_us;
-	if (!t->on)
-		return 0;
-	rc = pthread_create(&t->thr, NULL, t->flusher ? flush_main
-	                                              : progress_main, t);
-	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s thread: %s",
-		        t->flusher ? "flusher" : "progress", strerror(rc));
-		t->on      = false;
-		t->flusher = false;
-		pthread_mutex_destroy(&t->lock);
-		pthread_mutex_destroy(&t->cvmu);
-		pthread_cond_destroy(&t->cv);
-		return -rc;
+	t->ep_fd    = -1;
+	t->wake_fd  = -1;
+	if (t->watcher) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+
+		t->ep_fd   = epoll_create1(EPOLL_CLOEXEC);
+		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->ep_fd < 0 || t->wake_fd < 0 ||
+		    epoll_ctl(t->ep_fd, EPOLL_CTL_ADD, t->wake_fd, &ev) != 0) {
+			rc = errno;
+			goto fail;
+		}
 	}
-	return 0;
+	rc = pthread_create(&t->thr, NULL, t->watcher ? flush_main
+	                                              : progress_main, t);
+	if (rc == 0)
+		return 0;
+fail:
+	rmq_log(RMQ_LOG_ERROR, "%s thread: %s",
+	        t->watcher ? "handshake and flusher" : "progress",
+	        strerror(rc));
+	if (t->ep_fd >= 0)
+		close(t->ep_fd);
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
+	t->on      = false;
+	t->flusher = false;
+	t->watcher = false;
+	pthread_mutex_destroy(&t->lock);
+	return -rc;
 }
 
 void
@@ -168,15 +288,16 @@ rmq_thread_stop(struct rmq_thread *t)
 {
 	if (t->on) {
 		atomic_store(&t->stop, true);
-		pthread_mutex_lock(&t->cvmu);
-		pthread_cond_signal(&t->cv);
-		pthread_mutex_unlock(&t->cvmu);
+		wake(t);
 		pthread_join(t->thr, NULL);
 		t->on = false;
 	}
+	if (t->ep_fd >= 0)
+		close(t->ep_fd);
+	if (t->wake_fd >= 0)
+		close(t->wake_fd);
+	t->ep_fd = t->wake_fd = -1;
 	pthread_mutex_destroy(&t->lock);
-	pthread_mutex_destroy(&t->cvmu);
-	pthread_cond_destroy(&t->cv);
 }
 
 void
@@ -185,6 +306,7 @@ rmq_thread_add(struct rmq_thread *t, struct rmq_reactor *r)
 	pthread_mutex_lock(&t->lock);
 	r->ctx_next  = t->reactors;
 	t->reactors  = r;
+	r->watch_fd  = t->ep_fd;
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -192,6 +314,7 @@ void
 rmq_thread_remove(struct rmq_thread *t, struct rmq_reactor *r)
 {
 	struct rmq_reactor **pp;
+	int                  i;
 
 	pthread_mutex_lock(&t->lock);
 	for (pp = &t->reactors; *pp != NULL; pp = &(*pp)->ctx_next)
@@ -199,5 +322,8 @@ rmq_thread_remove(struct rmq_thread *t, struct rmq_reactor *r)
 			*pp = r->ctx_next;
 			break;
 		}
+	for (i = 0; i < RMQ_THREAD_LINGER; i++)
+		if (t->linger[i] == r)
+			t->linger[i] = NULL;
 	pthread_mutex_unlock(&t->lock);
 }

@@ -91,7 +91,7 @@ rmq_random64(void)
 	X(RMQ_ECONFIG, "bad configuration")                                  \
 	X(RMQ_EADDR, "malformed endpoint")                                   \
 	X(RMQ_ETRUNC, "message truncated")                                   \
-	X(RMQ_EPEERFULL, "socket already has its one peer (PAIR)")          \
+	X(RMQ_EPEERFULL, "no room for another peer")                        \
 	X(RMQ_ERESOLVE, "cannot resolve the endpoint's host name")
 
 const char *

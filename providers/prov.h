@@ -43,11 +43,17 @@ struct rmq_prov {
 	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
 	int         fanout_log; /* PUB: subscribers at which they read its
 	                         * log (rmq_pubsub(7)); 0: never */
+	int         max_peers;  /* peers one endpoint can address (its AV
+	                         * holds no more); 0: no limit known */
 	const char *notes;    /* printed by rmq_info and in rmq(7) */
 	/* Its knobs: the config keys (schema.c) that name the network
 	 * interface and the device (fi_info's domain) it uses; NULL: none. */
 	const char *iface_key;  /* "tcp.interface" */
 	const char *domain_key; /* "verbs.domain" */
+	/* Provider variables librmq sets (a NULL-ended list of NAME=VALUE)
+	 * unless the environment has them, before libfabric's first call in
+	 * the process reads them. */
+	const char *const *env_defaults;
 };
 
 extern const struct rmq_prov rmq_prov_shm;

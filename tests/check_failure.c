@@ -321,6 +321,32 @@ START_TEST(test_connect_to_truncated_hello)
 }
 END_TEST
 
+/* A HELLO for a PAIR on tcp whose eager limit (16 bytes) is below what
+ * any librmq peer has: refused before its fabric address is used. */
+START_TEST(test_connect_to_tiny_eager_limit)
+{
+	static const char prov[] = "tcp;ofi_rxm";
+	uint8_t           m[128] = {'R', 'M', 'Q', 'C', 1, 1}, *p = m + 8;
+	uint8_t           sa[16] = {2, 0, 0, 9, 127, 0, 0, 1}; /* AF_INET */
+
+	p[0] = 0x10; /* PAIR */
+	p[1] = 0;
+	p[2] = (uint8_t) strlen(prov);
+	memcpy(p + 3, prov, strlen(prov));
+	p += 3 + strlen(prov);
+	memset(p, 0, 26);
+	p[0]  = 1;   /* conn */
+	p[4]  = 16;  /* rcvhwm */
+	p[8]  = 0xff;/* maxmsg */
+	p[20] = 16;  /* eager_max */
+	p[24] = sizeof(sa);
+	memcpy(p + 26, sa, sizeof(sa));
+	p += 26 + sizeof(sa);
+	m[6] = (uint8_t) (p - m - 8);
+	connect_to_fake(m, (size_t) (p - m), -RMQ_EPROTO);
+}
+END_TEST
+
 static int
 serve_nothing(rmq_socket *s, void *arg)
 {
@@ -632,6 +658,7 @@ failure_suite(void)
 	tcase_add_test(tc, test_connect_to_newer_version);
 	tcase_add_test(tc, test_connect_to_garbage_server);
 	tcase_add_test(tc, test_connect_to_truncated_hello);
+	tcase_add_test(tc, test_connect_to_tiny_eager_limit);
 	tcase_add_test(tc, test_pattern_mismatch);
 	tcase_add_test(tc, test_provider_mismatch);
 	tcase_add_test(tc, test_pair_second_peer_refused);

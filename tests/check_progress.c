@@ -5,7 +5,9 @@
  * the payload in the background).  Then: a socket closed while messages
  * stream in, a context destroyed right after; and both ends in thread mode
  * under a ping-pong of mixed sizes (the application and the progress
- * thread share each socket).  Built with -Db_sanitize=thread, this file is
+ * thread share each socket).  And in inline mode, coalescing or not: a
+ * bound socket whose application is computing (no call for 3 s) still
+ * answers a handshake at once (the context's thread, thread.c).  Built with -Db_sanitize=thread, this file is
  * the data-race test.
  */
 #include <poll.h>
@@ -206,6 +208,74 @@ START_TEST(test_thread_pingpong_mixed)
 }
 END_TEST
 
+/* The binder: bind, say where, compute 3 s without a call, then take the
+ * message the client sent meanwhile. */
+struct busy_arg {
+	const char *prov;
+	int         ep_fd;
+};
+
+static int
+bind_then_compute(void *arg)
+{
+	struct busy_arg *a = arg;
+	char             bep[64], ep[256], buf[8];
+	size_t           len = sizeof(ep);
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	int              tmo = 20000;
+
+	if (rmq_ctx_new(&ctx, NULL) != 0 ||
+	    rmq_socket_open(ctx, RMQ_PAIR, &s) != 0 ||
+	    rmq_bind(s, bind_addr(a->prov, bep, sizeof(bep))) != 0 ||
+	    rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len) != 0)
+		return 90;
+	pipe_put_ep(a->ep_fd, ep);
+	sleep(3); /* computing: no librmq call */
+	rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
+	if (rmq_recv(s, buf, sizeof(buf), 0) != 1 || buf[0] != 'x')
+		return 91;
+	rmq_close(s);
+	rmq_ctx_destroy(ctx);
+	return 0;
+}
+
+/* _i: shm with coalescing on, tcp with it off (no flusher: the thread
+ * runs for this alone), sockets on. */
+START_TEST(test_handshake_while_computing)
+{
+	static const char *const provs[] = {"shm", "tcp", "sockets"};
+	struct busy_arg a = {provs[_i], -1};
+	char            ep[256];
+	int             p[2], tmo = 2000;
+	double          t0, ms;
+	pid_t           pid;
+	rmq_ctx        *ctx;
+	rmq_socket     *s;
+
+	setenv("RMQ_COALESCE", _i == 1 ? "0" : "1", 1);
+	ck_assert_int_eq(pipe(p), 0);
+	a.ep_fd = p[1];
+	pid     = spawn_child(bind_then_compute, &a);
+	ck_assert_int_eq(pipe_get_ep(p[0], ep, 30000), 0);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_CONNECT_TIMEOUT, &tmo, sizeof(tmo)),
+	                 0);
+	t0 = test_now();
+	ck_assert_int_eq(rmq_connect(s, ep), 0); /* within 2 s, not 3 */
+	ms = (test_now() - t0) * 1e3;
+	fprintf(stderr, "%s, coalescing %s: connected to a computing binder "
+	        "in %.1f ms\n", a.prov, _i == 1 ? "off" : "on", ms);
+	ck_assert_int_eq(rmq_send(s, "x", 1, 0), 1);
+	ck_assert_int_eq(reap(pid), 0);
+	close_all(ctx, s);
+	unsetenv("RMQ_COALESCE");
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *
 progress_suite(void)
 {
@@ -217,6 +287,7 @@ progress_suite(void)
 	tcase_add_test(tc, test_background_rndv_tcp);
 	tcase_add_test(tc, test_close_while_streaming);
 	tcase_add_test(tc, test_thread_pingpong_mixed);
+	tcase_add_loop_test(tc, test_handshake_while_computing, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,18 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "rmq.h"
 
 #define BIG (64u << 20)
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
-}
 
 static int server_type, client_type;
 
@@ -139,40 +131,6 @@ good(const char *ep, int quit)
 	rmq_close(s);
 	rmq_ctx_destroy(ctx);
 	_exit(0);
-}
-
-static long
-rss_kib(pid_t pid)
-{
-	char  path[64], line[256];
-	long  v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int) pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "VmRSS: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-static int
-nfds(pid_t pid)
-{
-	char           path[64];
-	DIR           *d;
-	struct dirent *e;
-	int            n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int) pid);
-	if ((d = opendir(path)) == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 /* Run a good client; its time, or -1 if it failed. */

@@ -401,8 +401,9 @@ static void
 pending_fail(struct rmq_socket *s, struct rmq_pending *pd, int code,
              const char *reason)
 {
-	rmq_log(RMQ_LOG_WARN, "handshake from %s rejected: %s (%s)", pd->name,
-	        reason, rmq_strerror(code));
+	rmq_log(code == RMQ_ETIMEDOUT ? RMQ_LOG_INFO : RMQ_LOG_WARN, /* scans */
+	        "handshake from %s rejected: %s (%s)", pd->name, reason,
+	        rmq_strerror(code));
 	send_reject(pd->src.fd, code, "%s", reason);
 	s->stats.handshake_errors++;
 	pending_drop(s, pd);
@@ -499,7 +500,7 @@ pending_read(struct rmq_socket *s, struct rmq_pending *pd)
 		}
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
-		rmq_log(RMQ_LOG_WARN, "handshake from %s: connection closed",
+		rmq_log(RMQ_LOG_INFO, "handshake from %s: connection closed",
 		        pd->name);
 		s->stats.handshake_errors++;
 		pending_drop(s, pd);
@@ -557,6 +558,9 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 			close(fd);
 			return;
 		}
+		/* Its HELLO is answered even while the application computes
+		 * (the context thread, thread.c). */
+		rmq_source_watch(&s->reactor, &pd->src);
 		if (sin.sa.sa_family != AF_UNIX)
 			rmq_ctrl_tune(fd);
 		pd->deadline = rmq_deadline(s->handshake_ms);
@@ -613,6 +617,7 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 		close(fd);
 		return -RMQ_ENOMEM;
 	}
+	rmq_source_watch(&s->reactor, &l->src);
 	if (a->unix_name) {
 		snprintf(l->endpoint, sizeof(l->endpoint), "%s://%s",
 		         a->prov->name, a->name);

@@ -156,6 +156,7 @@ dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
 		dial_failed(s, d, -RMQ_ENOMEM);
 		return;
 	}
+	rmq_source_watch(&s->reactor, &d->src); /* the answer, in a call or not */
 	d->state = RMQ_DIAL_HELLO;
 	d->have  = 0;
 	d->due   = rmq_deadline(s->handshake_ms);

@@ -10,6 +10,7 @@
 
 #include <rdma/fi_domain.h>
 
+#include "caps.h"
 #include "conn/addr.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
@@ -84,6 +85,22 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		         "(needs %s)",
 		         s->pat->name, h->pattern, s->pat->peer_name);
 		return -RMQ_EPATTERN;
+	}
+	if (s->prov->max_peers != 0 && s->peers->nlive >= s->prov->max_peers) {
+		snprintf(reason, rl,
+		         "provider %s takes at most %d peers per socket (its "
+		         "endpoint's address table is full)",
+		         s->prov->name, s->prov->max_peers);
+		return -RMQ_EPEERFULL;
+	}
+	/* What it grants us is checked before anything of ours is given or
+	 * set up (the wire decoder has checked the ring's numbers and a
+	 * non-zero RCVHWM): its slabs take what ours take, at least. */
+	if (h->eager_max < RMQ_SLAB_MSG_MIN) {
+		snprintf(reason, rl,
+		         "peer's eager limit %u is below the minimum %u",
+		         h->eager_max, RMQ_SLAB_MSG_MIN);
+		return -RMQ_EPROTO;
 	}
 	memcpy(&family, h->addr, sizeof(family));
 	if (s->info->addr_format == FI_SOCKADDR_IN ||
