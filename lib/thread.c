@@ -110,8 +110,8 @@ ours(struct rmq_thread *t, const void *r)
 	return i;
 }
 
-/* 1: served; 0: the application is in it (it serves it itself, but its
- * sources stay readable: look again in a millisecond). */
+/* 1: served; 0: the application is in it (it serves it itself; its
+ * sources stay readable meanwhile: look again after a nap). */
 static int
 serve_one(struct rmq_thread *t, struct rmq_reactor *r, int64_t now)
 {
@@ -131,8 +131,9 @@ serve_one(struct rmq_thread *t, struct rmq_reactor *r, int64_t now)
 	return 1;
 }
 
-/* Serve what woke us, and the sockets still lingering.  1 if the thread
- * should look again in a millisecond. */
+/* Serve what woke us, and the sockets still lingering.  0: sleep until
+ * woken; 1: look again in a millisecond; 2: a socket was busy, whose
+ * sources stay readable: nap a millisecond first, not to spin. */
 static int
 serve_watched(struct rmq_thread *t, const struct epoll_event *ev, int n)
 {
@@ -147,7 +148,7 @@ serve_watched(struct rmq_thread *t, const struct epoll_event *ev, int n)
 			(void) read(t->wake_fd, &v, sizeof(v));
 		else if ((r = ours(t, ev[i].data.ptr)) != NULL &&
 		         serve_one(t, r, now) == 0)
-			again = 1;
+			again = 2;
 	}
 	for (i = 0; i < RMQ_THREAD_LINGER; i++) {
 		if (t->linger[i] == NULL)
@@ -157,7 +158,7 @@ serve_watched(struct rmq_thread *t, const struct epoll_event *ev, int n)
 			t->linger[i] = NULL;
 			continue;
 		}
-		again = 1;
+		again = again ? again : 1;
 		if (rmq_reactor_trylock(r)) {
 			(void) rmq_reactor_progress_timed(r);
 			rmq_reactor_unlock_thr(r);
@@ -176,7 +177,10 @@ sleep_watching(struct rmq_thread *t)
 
 	atomic_store(&t->asleep, true);
 	while (atomic_load(&t->open) == 0 && !atomic_load(&t->stop)) {
-		n = epoll_wait(t->ep_fd, ev, 16, again ? 1 : -1);
+		if (again == 2)
+			nap(1000);
+		n = epoll_wait(t->ep_fd, ev, 16,
+		               again == 2 ? 0 : again == 1 ? 1 : -1);
 		if (n < 0 && errno != EINTR)
 			break; /* cannot happen with a valid set */
 		again = serve_watched(t, ev, n > 0 ? n : 0);
