@@ -20,9 +20,17 @@ mpi)
 		-S "$sizes" -I 200 --csv --check >"$out"
 	;;
 standalone)
-	port=$(( 30000 + $$ % 20000 ))
-	timeout 120 "$pp" --server -p "$prov" -B 127.0.0.1 -P "$port" &
-	spid=$!
+	# Below the kernel's ephemeral range (32768-60999): a port there
+	# could be some connection's local end (a CI run failed so).  A
+	# server that cannot bind exits at once: then another port.
+	for try in 1 2 3; do
+		port=$(( 20000 + ($$ * 7 + try * 1009) % 10000 ))
+		timeout 120 "$pp" --server -p "$prov" -B 127.0.0.1 -P "$port" &
+		spid=$!
+		sleep 0.2
+		kill -0 "$spid" 2>/dev/null && break
+		wait "$spid"
+	done
 	timeout 120 "$pp" --connect "127.0.0.1:$port" -p "$prov" \
 		-S "$sizes" -I 200 --csv --check >"$out"
 	wait "$spid"
