@@ -83,18 +83,10 @@ prov_env_once(void)
 {
 	const struct rmq_prov *const *pp;
 	const char *const            *e;
-	char                          name[64];
-	const char                   *eq;
 
 	for (pp = rmq_prov_all(); *pp != NULL; pp++)
-		for (e = (*pp)->env_defaults; e != NULL && *e != NULL; e++) {
-			eq = strchr(*e, '=');
-			if (eq == NULL || (size_t) (eq - *e) >= sizeof(name))
-				continue;
-			memcpy(name, *e, (size_t) (eq - *e));
-			name[eq - *e] = '\0';
-			(void) setenv(name, eq + 1, 0);
-		}
+		for (e = (*pp)->env_defaults; e != NULL && *e != NULL; e += 2)
+			(void) setenv(e[0], e[1], 0);
 }
 
 int

@@ -244,26 +244,6 @@ rmq_bind_locked(rmq_socket *s, const char *endpoint)
 	return rc;
 }
 
-/*
- * Our side of a route to sin, without sending anything: a UDP socket
- * connected there knows which local address it would use.
- */
-static int
-route_local(const union rmq_inaddr *sin, union rmq_inaddr *loc)
-{
-	socklen_t sl = sizeof(*loc);
-	int       fd, rc = 0;
-
-	fd = socket(sin->sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, &sin->sa, rmq_inaddr_len(sin)) != 0 ||
-	    getsockname(fd, &loc->sa, &sl) != 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static int
 rmq_connect_locked(rmq_socket *s, const char *endpoint)
 {
@@ -293,7 +273,7 @@ rmq_connect_locked(rmq_socket *s, const char *endpoint)
 		rc = rmq_addr_resolve(&a, false, &dst);
 		if (rc == 0)
 			rc = same_family(s, &dst);
-		if (rc == 0 && route_local(&dst, &loc) != 0) {
+		if (rc == 0 && rmq_addr_route_local(&dst, &loc) != 0) {
 			memset(&loc, 0, sizeof(loc)); /* any address: any route */
 			loc.sa.sa_family = dst.sa.sa_family;
 		}

@@ -50,9 +50,9 @@ struct rmq_prov {
 	 * interface and the device (fi_info's domain) it uses; NULL: none. */
 	const char *iface_key;  /* "tcp.interface" */
 	const char *domain_key; /* "verbs.domain" */
-	/* Provider variables librmq sets (a NULL-ended list of NAME=VALUE)
-	 * unless the environment has them, before libfabric's first call in
-	 * the process reads them. */
+	/* Provider variables librmq sets (NAME, VALUE, NAME, VALUE, ...,
+	 * NULL) unless the environment has them, before libfabric's first
+	 * call in the process reads them. */
 	const char *const *env_defaults;
 };
 

@@ -32,7 +32,7 @@
  * 128 buffers: 20 MB, and rmq_bw's 64 B, 64 KiB and 1 MiB streams as fast
  * within the run-to-run spread (measured 24 Nov 2026, this host).
  */
-static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE=128", NULL};
+static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128", NULL};
 
 const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",

@@ -173,38 +173,13 @@ END_TEST
 static int
 rep_forever(void *arg)
 {
-	const char *ep = arg;
 	rmq_ctx    *ctx;
 	rmq_socket *s;
-	char        buf[64];
-	ssize_t     n;
 
-	if (open_socket(RMQ_REP, &ctx, &s) != 0 || rmq_bind(s, ep) != 0)
+	if (open_socket(RMQ_REP, &ctx, &s) != 0 || rmq_bind(s, arg) != 0)
 		return 91;
-	for (;;) {
-		n = rmq_recv(s, buf, sizeof(buf), 0);
-		if (n >= 0)
-			(void) rmq_send(s, buf, (size_t) n, 0);
-	}
+	echo_forever(s);
 	return 0;
-}
-
-static int
-round_trip_within(rmq_socket *s, int ms)
-{
-	char   buf[64];
-	double end = test_now() + ms / 1000.0;
-
-	while (test_now() < end) {
-		if (rmq_send(s, "v6", 2, 0) != 2) {
-			usleep(10000);
-			continue;
-		}
-		if (rmq_recv(s, buf, sizeof(buf), 0) == 2 &&
-		    memcmp(buf, "v6", 2) == 0)
-			return 0;
-	}
-	return -1;
 }
 
 /* The REP over IPv6 is killed and another binds the same endpoint: the
@@ -233,11 +208,11 @@ START_TEST(test_ipv6_reconnect)
 	ck_assert_int_eq(setopt_int(s, RMQ_RECONNECT_IVL, 20), 0);
 	ck_assert_int_eq(setopt_int(s, RMQ_CONNECT_TIMEOUT, 30000), 0);
 	ck_assert_int_eq(rmq_connect(s, ep), 0);
-	ck_assert_int_eq(round_trip_within(s, 10000), 0);
+	ck_assert_int_eq(round_trip_within(s, "v6", 10000), 0);
 	kill(r, SIGKILL);
 	ck_assert_int_eq(reap(r), 200 + SIGKILL);
 	r = spawn_child(rep_forever, ep);
-	ck_assert_msg(round_trip_within(s, 30000) == 0,
+	ck_assert_msg(round_trip_within(s, "v6", 30000) == 0,
 	              "no round trip after the REP came back");
 	ck_assert_int_eq(rmq_stats(s, &st), 0);
 	ck_assert_uint_ge(st.reconnects, 1);

@@ -50,8 +50,6 @@ rep_echo(void *arg)
 	struct rep_arg *a = arg;
 	rmq_ctx        *ctx;
 	rmq_socket     *s;
-	char            buf[256];
-	ssize_t         n;
 	int             v, rc;
 
 	if (a->wait_fd >= 0 && pipe_get(a->wait_fd, &v, 60000) != 0)
@@ -65,32 +63,8 @@ rep_echo(void *arg)
 	}
 	if (a->ready_fd >= 0)
 		pipe_put(a->ready_fd, 1);
-	for (;;) {
-		n = rmq_recv(s, buf, sizeof(buf), 0);
-		if (n >= 0)
-			(void) rmq_send(s, buf, (size_t) n, 0);
-	}
+	echo_forever(s);
 	return 0;
-}
-
-/* One round trip with retries for up to ms: 0 once "x" came back. */
-static int
-round_trip_within(rmq_socket *s, const char *x, int ms)
-{
-	char    buf[64];
-	ssize_t n;
-	double  end = test_now() + ms / 1000.0;
-
-	while (test_now() < end) {
-		if (rmq_send(s, x, strlen(x), 0) < 0) {
-			usleep(10000);
-			continue;
-		}
-		n = rmq_recv(s, buf, sizeof(buf), 0);
-		if (n == (ssize_t) strlen(x) && memcmp(buf, x, (size_t) n) == 0)
-			return 0;
-	}
-	return -1;
 }
 
 /* _i: provider.  The REP is killed and a new one binds the same

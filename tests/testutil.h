@@ -454,4 +454,39 @@ tcase_add_loop_only(TCase *tc, const TTest *t, int from, int to)
 		tcase_add_loop_test(tc, t, from, to);
 }
 
+/* A REP's plain loop: echo every request, go on after errors; never
+ * returns (the test kills it). */
+static inline void
+echo_forever(rmq_socket *s)
+{
+	char    buf[256];
+	ssize_t n;
+
+	for (;;) {
+		n = rmq_recv(s, buf, sizeof(buf), 0);
+		if (n >= 0)
+			(void) rmq_send(s, buf, (size_t) n, 0);
+	}
+}
+
+/* One round trip with retries for up to ms: 0 once "x" came back. */
+static inline int
+round_trip_within(rmq_socket *s, const char *x, int ms)
+{
+	char    buf[64];
+	ssize_t n;
+	double  end = test_now() + ms / 1000.0;
+
+	while (test_now() < end) {
+		if (rmq_send(s, x, strlen(x), 0) < 0) {
+			usleep(10000);
+			continue;
+		}
+		n = rmq_recv(s, buf, sizeof(buf), 0);
+		if (n == (ssize_t) strlen(x) && memcmp(buf, x, (size_t) n) == 0)
+			return 0;
+	}
+	return -1;
+}
+
 #endif /* RMQ_TESTUTIL_H */

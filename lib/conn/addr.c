@@ -1,5 +1,6 @@
 /* Endpoint strings and addresses (addr.h). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -176,6 +177,23 @@ rmq_inaddr_any(const union rmq_inaddr *ia)
 	return ia->in.sin_addr.s_addr == htonl(INADDR_ANY);
 }
 
+/* A UDP socket connected to ia knows which local address it would use. */
+int
+rmq_addr_route_local(const union rmq_inaddr *ia, union rmq_inaddr *loc)
+{
+	socklen_t sl = sizeof(*loc);
+	int       fd, rc = 0;
+
+	fd = socket(ia->sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, &ia->sa, rmq_inaddr_len(ia)) != 0 ||
+	    getsockname(fd, &loc->sa, &sl) != 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static const void *
 inaddr_bits(const union rmq_inaddr *ia)
 {
@@ -228,8 +246,7 @@ wildcard_pick(const struct rmq_prov *prov, union rmq_inaddr *use)
 	union rmq_inaddr        far = {0}, loc;
 	struct ifaddrs         *ifa = NULL, *i;
 	const char             *env = getenv("FI_TCP_IFACE");
-	int                     family = use->sa.sa_family, fd;
-	socklen_t               sl = sizeof(loc);
+	int                     family = use->sa.sa_family;
 	in_port_t               port = family == AF_INET6 ? use->in6.sin6_port
 	                                                  : use->in.sin_port;
 
@@ -240,7 +257,7 @@ wildcard_pick(const struct rmq_prov *prov, union rmq_inaddr *use)
 		memcpy(use, &got, sizeof(*use));
 		goto port;
 	}
-	/* Our side of a route out (a UDP connect sends nothing). */
+	/* Our side of a route out. */
 	far.sa.sa_family = (sa_family_t) family;
 	if (family == AF_INET6) {
 		far.in6.sin6_addr = doc6;
@@ -249,15 +266,10 @@ wildcard_pick(const struct rmq_prov *prov, union rmq_inaddr *use)
 		far.in.sin_addr.s_addr = htonl(0xc0000201); /* 192.0.2.1 */
 		far.in.sin_port        = htons(9);
 	}
-	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, &far.sa, rmq_inaddr_len(&far)) == 0 &&
-	    getsockname(fd, &loc.sa, &sl) == 0 && !rmq_inaddr_any(&loc)) {
-		close(fd);
+	if (rmq_addr_route_local(&far, &loc) == 0 && !rmq_inaddr_any(&loc)) {
 		*use = loc;
 		goto port;
 	}
-	if (fd >= 0)
-		close(fd);
 	if (getifaddrs(&ifa) == 0)
 		for (i = ifa; i != NULL; i = i->ifa_next)
 			if (i->ifa_addr != NULL &&

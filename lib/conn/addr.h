@@ -42,6 +42,8 @@ int rmq_addr_resolve(const struct rmq_addr *a, bool passive,
 socklen_t rmq_inaddr_len(const union rmq_inaddr *ia);
 /* The wildcard address (0.0.0.0, ::)? */
 bool rmq_inaddr_any(const union rmq_inaddr *ia);
+/* Our side of a route to ia (loc), sending nothing: 0 or -errno. */
+int rmq_addr_route_local(const union rmq_inaddr *ia, union rmq_inaddr *loc);
 /* "1.2.3.4:5" or "[::1]:5", for names and messages. */
 void rmq_inaddr_show(const union rmq_inaddr *ia, char *buf, size_t len);
 /* The abstract Unix socket address of shm://NAME. */
