@@ -13,6 +13,7 @@
 
 #define RMQ_CFG_STR_MAX 64
 #define RMQ_CFG_ERR_MAX 512
+#define RMQ_CFG_PATH_MAX 256 /* a file name key, with its NUL */
 
 
 enum rmq_cfg_progress {
@@ -126,6 +127,7 @@ struct rmq_config {
 	                          * the last one to a peer joins a batch */
 	int      flush_us;       /* coalesce.flush_us: the flusher's period */
 	int      log_level;      /* log: error|warn|info|debug */
+	char     auth_key_file[RMQ_CFG_PATH_MAX]; /* auth.key_file, "" none */
 	struct rmq_cfg_section named[RMQ_CFG_NAMED_MAX]; /* thresholds.sockets */
 	int      nnamed;
 	/* Not keys: where each value came from, and the file read. */

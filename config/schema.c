@@ -175,6 +175,27 @@ check_domain(const char *text, size_t len, char *what, size_t whatlen)
 	return -1;
 }
 
+/* A file name: printable, no quotes or backslashes (the dump writes the
+ * value in double quotes); the file itself is read by rmq_ctx_new. */
+static int
+check_path(const char *text, size_t len, char *what, size_t whatlen)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char) text[i] < 0x20
+		    || (unsigned char) text[i] >= 0x7f || text[i] == '"'
+		    || text[i] == '\\')
+			break;
+	if (text != NULL && len < RMQ_CFG_PATH_MAX && i == len)
+		return 0;
+	snprintf(what, whatlen,
+	    "expected a file name (up to %d printable characters, no quotes "
+	    "or backslashes)",
+	    RMQ_CFG_PATH_MAX - 1);
+	return -1;
+}
+
 /* "0-3,8,10-11": hwloc's list syntax, each range low to high. */
 static int
 check_cpuset(const char *text, size_t len, char *what, size_t whatlen)
@@ -348,6 +369,12 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(flush_us),
 	    "inline mode: the period of the context's flusher thread, which "
 	    "sends the batches the application left queued" },
+	{ "auth.key_file", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(auth_key_file),
+	    "a file holding a shared secret (16 to 4096 bytes, mode 0600, "
+	    "ours): peers prove they hold it (HMAC-SHA-256 challenge and "
+	    "response) before anything else is exchanged; empty = no "
+	    "authentication",
+	    check_path, "" },
 };
 
 /* The offset and size of a field of struct rmq_cfg_paths. */

@@ -71,6 +71,9 @@ enum rmq_err {
 	                            * 256 per socket) */
 	RMQ_ERESOLVE,              /* the endpoint's host name does not
 	                            * resolve */
+	RMQ_EAUTH,                 /* authentication failed: the peer does
+	                            * not hold our auth.key_file's key, or
+	                            * one side has a key and the other not */
 	RMQ_ERR_MAX
 };
 
@@ -202,7 +205,10 @@ struct rmq_stats {
 	                            * one transfer (coalescing, rmq_paths(7)) */
 	uint64_t reconnects;       /* connections a connecting socket made
 	                            * again after its peer went */
-	uint64_t reserved[8];
+	uint64_t auth_failures;    /* handshakes refused for authentication
+	                            * (auth.key_file): also in
+	                            * handshake_errors */
+	uint64_t reserved[7];
 };
 
 /*

@@ -4,11 +4,15 @@
  * sockets share (dom.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "caps.h"
 #include "ctx.h"
@@ -89,6 +93,115 @@ prov_env_once(void)
 			(void) setenv(e[0], e[1], 0);
 }
 
+#define AUTH_KEY_MIN 16
+#define AUTH_KEY_MAX 4096
+
+static void
+auth_free(uint8_t *key, size_t len)
+{
+	if (key == NULL)
+		return;
+	sodium_memzero(key, len);
+	free(key);
+}
+
+/*
+ * auth.key_file, if set (conn/auth.h uses it): a regular file of ours
+ * that nobody else may read or write (mode 0600 or 0400), of 16 to 4096
+ * bytes, one trailing newline dropped.  *key (malloc'd; NULL when unset)
+ * and *len; -RMQ_ECONFIG (or -errno) with a message in err.
+ */
+static int
+auth_load(const struct rmq_config *cfg, uint8_t **key, size_t *len,
+          char *err, size_t errlen)
+{
+	const char *path = cfg->auth_key_file;
+	struct stat st;
+	uint8_t    *k;
+	ssize_t     n;
+	size_t      have = 0;
+	char        where[300];
+	int         fd, rc;
+
+	*key = NULL;
+	*len = 0;
+	if (path[0] == '\0')
+		return 0;
+	rmq_config_where(cfg, "auth.key_file", where, sizeof(where));
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "%.150s: libsodium did not start", where);
+		return -RMQ_ECONFIG;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%.150s: %s: %s", where, path,
+		         strerror(errno));
+		return rc;
+	}
+	rc = -RMQ_ECONFIG;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%.150s: %s is not a regular file", where,
+		         path);
+		goto out;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		snprintf(err, errlen,
+		         "%.150s: %s must be ours (uid %u) and private (mode 0600 "
+		         "or 0400); it is uid %u, mode %04o", where, path,
+		         (unsigned) geteuid(), (unsigned) st.st_uid,
+		         (unsigned) (st.st_mode & 07777));
+		goto out;
+	}
+	if (st.st_size > AUTH_KEY_MAX + 2) {
+		snprintf(err, errlen, "%.150s: %s holds %lld bytes; a key is %d to "
+		         "%d bytes", where, path, (long long) st.st_size,
+		         AUTH_KEY_MIN, AUTH_KEY_MAX);
+		goto out;
+	}
+	k = malloc(AUTH_KEY_MAX + 2);
+	if (k == NULL) {
+		rc = -RMQ_ENOMEM;
+		goto out;
+	}
+	while (have < AUTH_KEY_MAX + 2 &&
+	       (n = read(fd, k + have, AUTH_KEY_MAX + 2 - have)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "%.150s: %s: %s", where, path,
+			         strerror(errno));
+			auth_free(k, AUTH_KEY_MAX + 2);
+			goto out;
+		}
+		have += (size_t) n;
+	}
+	/* "echo secret > key" and an editor's newline are not the key. */
+	if (have > 0 && k[have - 1] == '\n')
+		have--;
+	if (have > 0 && k[have - 1] == '\r')
+		have--;
+	if (have < AUTH_KEY_MIN || have > AUTH_KEY_MAX) {
+		snprintf(err, errlen,
+		         "%.150s: %s holds %zu bytes; a key is %d to %d bytes",
+		         where, path, have, AUTH_KEY_MIN, AUTH_KEY_MAX);
+		auth_free(k, AUTH_KEY_MAX + 2);
+		goto out;
+	}
+	*key = malloc(have);
+	if (*key == NULL) {
+		rc = -RMQ_ENOMEM;
+	} else {
+		memcpy(*key, k, have);
+		*len = have;
+		rc   = 0;
+	}
+	auth_free(k, AUTH_KEY_MAX + 2);
+out:
+	close(fd);
+	return rc;
+}
+
 int
 rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 {
@@ -125,6 +238,9 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 		rc = config_here(&ctx->cfg, err, sizeof(err));
 	if (rc == 0)
 		rc = rmq_pattern_check_sections(&ctx->cfg, err, sizeof(err));
+	if (rc == 0)
+		rc = auth_load(&ctx->cfg, &ctx->auth_key, &ctx->auth_key_len,
+		               err, sizeof(err));
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "%s", err);
 		goto fail;
@@ -150,6 +266,7 @@ rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
 	*ctxp = ctx;
 	return 0;
 fail:
+	auth_free(ctx->auth_key, ctx->auth_key_len);
 	free(ctx);
 	return rc;
 }
@@ -187,6 +304,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 	close(ctx->shut_fd);
 	/* Slabs still held by messages need no topology to be freed. */
 	rmq_numa_close(&ctx->numa);
+	auth_free(ctx->auth_key, ctx->auth_key_len);
 	free(ctx);
 	return 0;
 }

@@ -43,6 +43,8 @@ struct rmq_ctx {
 	atomic_bool       shut;      /* rmq_ctx_shutdown was called */
 	int               shut_fd;   /* an eventfd, readable from then on:
 	                              * in every wait's poll set */
+	uint8_t          *auth_key;  /* auth.key_file's secret, or NULL */
+	size_t            auth_key_len;
 };
 
 /*

@@ -92,7 +92,8 @@ rmq_random64(void)
 	X(RMQ_EADDR, "malformed endpoint")                                   \
 	X(RMQ_ETRUNC, "message truncated")                                   \
 	X(RMQ_EPEERFULL, "no room for another peer")                        \
-	X(RMQ_ERESOLVE, "cannot resolve the endpoint's host name")
+	X(RMQ_ERESOLVE, "cannot resolve the endpoint's host name")       \
+	X(RMQ_EAUTH, "authentication failed (auth.key_file)")
 
 const char *
 rmq_strerror(int err)

@@ -186,6 +186,15 @@ rmq_ctrl_encode_bye_ack(uint8_t *b)
 }
 
 size_t
+rmq_ctrl_encode_auth(uint8_t *b, const uint8_t nonce[RMQ_AUTH_NONCE],
+                     const uint8_t mac[RMQ_AUTH_MAC])
+{
+	memcpy(b + RMQ_CTRL_HDR_SIZE, nonce, RMQ_AUTH_NONCE);
+	memcpy(b + RMQ_CTRL_HDR_SIZE + RMQ_AUTH_NONCE, mac, RMQ_AUTH_MAC);
+	return ctrl_frame(b, RMQ_CK_AUTH, RMQ_AUTH_NONCE + RMQ_AUTH_MAC);
+}
+
+size_t
 rmq_ctrl_encode_pat(uint8_t *b, const uint8_t *body, size_t len)
 {
 	memcpy(b + RMQ_CTRL_HDR_SIZE, body, len);
@@ -203,7 +212,7 @@ rmq_ctrl_decode_hdr(const uint8_t *b, int *kind, size_t *body_len)
 	*body_len = rmq_get16(b + 6);
 	if (*body_len > RMQ_CTRL_BODY_MAX)
 		return -RMQ_EPROTO;
-	if (*kind < RMQ_CK_HELLO || *kind > RMQ_CK_PAT)
+	if (*kind < RMQ_CK_HELLO || *kind > RMQ_CK_AUTH)
 		return -RMQ_EPROTO;
 	return 0;
 }
@@ -278,5 +287,16 @@ rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len)
 	if (len != 8)
 		return -RMQ_EPROTO;
 	*sent = rmq_get64(body);
+	return 0;
+}
+
+int
+rmq_ctrl_decode_auth(uint8_t nonce[RMQ_AUTH_NONCE], uint8_t mac[RMQ_AUTH_MAC],
+                     const uint8_t *body, size_t len)
+{
+	if (len != RMQ_AUTH_NONCE + RMQ_AUTH_MAC)
+		return -RMQ_EPROTO;
+	memcpy(nonce, body, RMQ_AUTH_NONCE);
+	memcpy(mac, body + RMQ_AUTH_NONCE, RMQ_AUTH_MAC);
 	return 0;
 }

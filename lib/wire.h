@@ -126,7 +126,13 @@ enum rmq_ctrl_kind {
 	RMQ_CK_BYE_ACK = 4, /* all of them arrived: you may close */
 	RMQ_CK_PAT    = 5, /* the pattern's own: u8 op, then its body (a
 	                    * SUB's subscriptions, their acknowledgements) */
+	RMQ_CK_AUTH   = 6, /* before HELLO, with auth.key_file: a nonce and
+	                    * a MAC (conn/auth.c) */
 };
+
+/* An AUTH frame's body: nonce, then MAC (zero in the first one). */
+#define RMQ_AUTH_NONCE 32
+#define RMQ_AUTH_MAC   32
 
 struct rmq_hello {
 	uint16_t pattern;   /* wire id of the sender's socket type */
@@ -213,6 +219,8 @@ size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);
 size_t rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r);
 size_t rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent);
 size_t rmq_ctrl_encode_bye_ack(uint8_t *b);
+size_t rmq_ctrl_encode_auth(uint8_t *b, const uint8_t nonce[RMQ_AUTH_NONCE],
+                            const uint8_t mac[RMQ_AUTH_MAC]);
 /* A pattern frame: body (len <= RMQ_CTRL_BODY_MAX) is copied after the
  * header. */
 size_t rmq_ctrl_encode_pat(uint8_t *b, const uint8_t *body, size_t len);
@@ -226,5 +234,8 @@ int rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body,
 int rmq_ctrl_decode_reject(struct rmq_reject *r, const uint8_t *body,
                            size_t len);
 int rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len);
+int rmq_ctrl_decode_auth(uint8_t nonce[RMQ_AUTH_NONCE],
+                         uint8_t mac[RMQ_AUTH_MAC], const uint8_t *body,
+                         size_t len);
 
 #endif /* RMQ_WIRE_H */

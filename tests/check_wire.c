@@ -856,7 +856,7 @@ END_TEST
 
 START_TEST(test_ctrl_decode_hdr_unknown_kind)
 {
-	static const uint8_t kinds[] = { 0, RMQ_CK_PAT + 1, 0x80, 0xff };
+	static const uint8_t kinds[] = { 0, RMQ_CK_AUTH + 1, 0x80, 0xff };
 	uint8_t              b[RMQ_CTRL_HDR_SIZE];
 	size_t               i;
 

@@ -21,12 +21,12 @@
 #include <rdma/fi_domain.h>
 
 #include "conn/addr.h"
+#include "conn/auth.h"
 #include "conn/ctrl.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "path_ops.h"
-#include "pattern_ops.h"
 #include "pattern_ops.h"
 #include "socket.h"
 #include "util.h"
@@ -156,13 +156,6 @@ read_frame(struct rmq_socket *s, int fd, uint8_t *b, int timeout_ms,
 	return rc;
 }
 
-static int
-never(void *arg)
-{
-	RMQ_UNUSED(arg);
-	return 0;
-}
-
 static void
 send_reject(int fd, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -251,59 +244,6 @@ peer_wait_ready(struct rmq_socket *s, struct rmq_peer *p, int64_t deadline)
 }
 
 int
-rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
-              int64_t deadline, int *fdp, union rmq_inaddr *sin)
-{
-	struct sockaddr_un un;
-	struct rmq_waiter  w;
-	socklen_t          sl;
-	int                fd, rc, backoff_ms = 10;
-	char               where[160];
-
-	if (!a->unix_name && (rc = rmq_addr_resolve(a, false, sin)) != 0)
-		return rc;
-	for (;;) {
-		fd = socket(a->unix_name ? AF_UNIX : sin->sa.sa_family,
-		            SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			return -errno;
-		if (a->unix_name) {
-			sl = rmq_addr_unix(&un, a->name);
-			rc = connect(fd, (struct sockaddr *) &un, sl);
-		} else {
-			rc = connect(fd, &sin->sa, rmq_inaddr_len(sin));
-		}
-		if (rc == 0)
-			break;
-		rc = -errno;
-		close(fd);
-		if (rc != -ECONNREFUSED && rc != -ENOENT && rc != -EAGAIN)
-			goto fail;
-		if (rmq_now_ns() >= deadline) {
-			rc = -RMQ_ETIMEDOUT;
-			goto fail;
-		}
-		/* The binding side may not be up yet: wait a little, the
-		 * socket's other peers and listeners served meanwhile. */
-		rmq_waiter_init(&w, backoff_ms);
-		(void) rmq_wait_until(&s->reactor, &w, 0, never, NULL);
-		if (backoff_ms < 100)
-			backoff_ms *= 2;
-	}
-	if (!a->unix_name) {
-		rmq_ctrl_tune(fd);
-		sl = sizeof(*sin);
-		getsockname(fd, &sin->sa, &sl); /* local side */
-	}
-	*fdp = fd;
-	return 0;
-fail:
-	rmq_addr_show(a, where, sizeof(where));
-	rmq_log(RMQ_LOG_ERROR, "connect %s: %s", where, rmq_strerror(rc));
-	return rc;
-}
-
-int
 rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd, int kind,
                 const uint8_t *b, size_t body, int level)
 {
@@ -317,6 +257,8 @@ rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd, int kind,
 		if (rc != 0)
 			return rc;
 		rmq_log(level, "%s refused us: %s", p->name, rj.reason);
+		if (rj.code == RMQ_EAUTH)
+			s->stats.auth_failures++;
 		/* an errno, a libfabric code or one of ours */
 		return (rj.code > 0 && rj.code < 4096) ||
 		               (rj.code >= RMQ_ERRNO_BASE &&
@@ -338,6 +280,29 @@ rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd, int kind,
 	return peer_start(s, p, fd);
 }
 
+/* A connect with auth.key_file: the challenge and the proofs before our
+ * HELLO.  1: proven; 0: the binder's REJECT is in b; else why not. */
+static int
+auth_dial(struct rmq_socket *s, struct rmq_peer *p, int fd, uint8_t *b,
+          int ms, int *kind, size_t *body)
+{
+	struct rmq_auth au;
+	char            reason[160] = "";
+	int             rc;
+
+	rc = rmq_ctrl_write(fd, b, rmq_auth_start(s, &au, b), s->handshake_ms);
+	if (rc == 0)
+		rc = read_frame(s, fd, b, ms, kind, body);
+	if (rc == 0)
+		rc = rmq_auth_connecter(s, &au, fd, *kind, b + RMQ_CTRL_HDR_SIZE,
+		                        *body, reason, sizeof(reason));
+	if (rc < 0)
+		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
+		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
+		        reason);
+	return rc;
+}
+
 int
 rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
                    int64_t deadline, struct rmq_peer **pp)
@@ -354,14 +319,17 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		return -RMQ_ENOMEM;
 	}
 	rmq_addr_show(a, p->name, sizeof(p->name));
-	rmq_hello_fill(s, fd, p, &h);
-	rc = rmq_ctrl_write(fd, b, rmq_ctrl_encode_hello(b, &h), s->handshake_ms);
-	if (rc != 0)
-		goto out;
 	/* The binding side answers when it next progresses. */
 	ms = answer_ms(s, deadline);
 	set_nonblock(fd);
-	rc = read_frame(s, fd, b, ms, &kind, &body);
+	rc = rmq_auth_on(s) ? auth_dial(s, p, fd, b, ms, &kind, &body) : 1;
+	if (rc == 1) { /* proven, or no authentication: our HELLO */
+		rmq_hello_fill(s, fd, p, &h);
+		rc = rmq_ctrl_write(fd, b, rmq_ctrl_encode_hello(b, &h),
+		                    s->handshake_ms);
+		if (rc == 0)
+			rc = read_frame(s, fd, b, ms, &kind, &body);
+	}
 	if (rc == 0)
 		rc = rmq_ctrl_answer(s, p, fd, kind, b, body, RMQ_LOG_ERROR);
 	if (rc == 0) {
@@ -372,7 +340,6 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 		}
 		return rc;
 	}
-out:
 	close(fd);
 	rmq_peer_destroy(s, p); /* still NEW: never counted live */
 	return rc;
@@ -471,6 +438,7 @@ pending_read(struct rmq_socket *s, struct rmq_pending *pd)
 	size_t  need = RMQ_CTRL_HDR_SIZE, body = 0;
 	ssize_t r;
 	int     kind = 0, rc;
+	char    why[160];
 
 	for (;;) {
 		if (pd->have >= RMQ_CTRL_HDR_SIZE) {
@@ -482,15 +450,20 @@ pending_read(struct rmq_socket *s, struct rmq_pending *pd)
 				                 : "not a librmq handshake");
 				return;
 			}
-			if (kind != RMQ_CK_HELLO) {
-				pending_fail(s, pd, RMQ_EPROTO,
-				             "expected HELLO");
-				return;
-			}
 			need = RMQ_CTRL_HDR_SIZE + body;
 			if (pd->have == need) {
-				pending_hello(s, pd, body);
-				return;
+				rc = rmq_auth_binder(s, &pd->auth, pd->src.fd,
+				                     kind, pd->buf + RMQ_CTRL_HDR_SIZE,
+				                     body, why, sizeof(why));
+				if (rc == 0)
+					pending_hello(s, pd, body);
+				else if (rc < 0)
+					pending_fail(s, pd, -rc, why);
+				if (rc <= 0)
+					return;
+				pd->have = 0; /* an AUTH step: read on */
+				need     = RMQ_CTRL_HDR_SIZE;
+				continue;
 			}
 		}
 		r = recv(pd->src.fd, pd->buf + pd->have, need - pd->have, 0);

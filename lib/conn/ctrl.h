@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "conn/auth.h"
 #include "progress.h"
 #include "wire.h"
 
@@ -40,6 +41,7 @@ struct rmq_pending {
 	size_t              have;
 	uint8_t             buf[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
 	char                name[64];
+	struct rmq_auth     auth; /* with auth.key_file: its proofs */
 };
 
 struct rmq_dialer;
@@ -61,13 +63,6 @@ void rmq_ctrl_init(struct rmq_socket *s);
 int  rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
                      const union rmq_inaddr *sin, const char *given);
 bool rmq_ctrl_listening(const struct rmq_socket *s);
-/*
- * Connect a control channel to a, retrying until deadline (the binding
- * side may not be up yet; s's reactor runs between tries); *local: our
- * side of it (TCP).
- */
-int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
-                   int64_t deadline, int *fdp, union rmq_inaddr *local);
 /* The handshake on a dialled channel (fd is consumed): a LIVE peer, in
  * *pp (held: rmq_peer_release it). */
 int  rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a,

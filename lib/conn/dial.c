@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
+#include "conn/auth.h"
 #include "conn/ctrl.h"
 #include "conn/dial.h"
 #include "conn/hello.h"
@@ -20,6 +22,85 @@
 
 static void dial_timer(struct rmq_timer *t, int64_t now, void *owner);
 static void dial_peer_gone(struct rmq_socket *s, struct rmq_peer *p);
+
+/*
+ * A TCP connect to a port nobody listens on can meet itself: the kernel
+ * may pick that very port as our side, and the two ends open each other
+ * (a simultaneous open).  The connection then holds the port the binder
+ * is about to bind again after a restart.  Such a connection is refused.
+ */
+static bool
+self_connected(int fd)
+{
+	union rmq_inaddr a, b;
+	socklen_t        al = sizeof(a), bl = sizeof(b);
+
+	if (getsockname(fd, &a.sa, &al) != 0 || getpeername(fd, &b.sa, &bl) != 0
+	    || al != bl || a.sa.sa_family == AF_UNIX)
+		return false;
+	return memcmp(&a, &b, al) == 0;
+}
+
+static int
+never(void *arg)
+{
+	RMQ_UNUSED(arg);
+	return 0;
+}
+
+int
+rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
+              int64_t deadline, int *fdp, union rmq_inaddr *sin)
+{
+	struct sockaddr_un un;
+	struct rmq_waiter  w;
+	socklen_t          sl;
+	int                fd, rc, backoff_ms = 10;
+	char               where[160];
+
+	if (!a->unix_name && (rc = rmq_addr_resolve(a, false, sin)) != 0)
+		return rc;
+	for (;;) {
+		fd = socket(a->unix_name ? AF_UNIX : sin->sa.sa_family,
+		            SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (a->unix_name) {
+			sl = rmq_addr_unix(&un, a->name);
+			rc = connect(fd, (struct sockaddr *) &un, sl);
+		} else {
+			rc = connect(fd, &sin->sa, rmq_inaddr_len(sin));
+		}
+		if (rc == 0 && !self_connected(fd))
+			break;
+		rc = rc == 0 ? -ECONNREFUSED : -errno;
+		close(fd);
+		if (rc != -ECONNREFUSED && rc != -ENOENT && rc != -EAGAIN)
+			goto fail;
+		if (rmq_now_ns() >= deadline) {
+			rc = -RMQ_ETIMEDOUT;
+			goto fail;
+		}
+		/* The binding side may not be up yet: wait a little, the
+		 * socket's other peers and listeners served meanwhile. */
+		rmq_waiter_init(&w, backoff_ms);
+		(void) rmq_wait_until(&s->reactor, &w, 0, never, NULL);
+		if (backoff_ms < 100)
+			backoff_ms *= 2;
+	}
+	if (!a->unix_name) {
+		rmq_ctrl_tune(fd);
+		sl = sizeof(*sin);
+		getsockname(fd, &sin->sa, &sl); /* local side */
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	rmq_addr_show(a, where, sizeof(where));
+	rmq_log(RMQ_LOG_ERROR, "connect %s: %s", where, rmq_strerror(rc));
+	return rc;
+}
+
 
 /* p is d's: its death or end comes back to dial_peer_gone. */
 static void
@@ -119,22 +200,42 @@ dial_failed(struct rmq_socket *s, struct rmq_dialer *d, int err)
 {
 	dial_abandon(s, d);
 	if (d->tries++ == 0 || err != d->last_err)
-		rmq_log(RMQ_LOG_DEBUG, "connect %s: %s; trying again",
-		        d->endpoint, rmq_strerror(err));
+		rmq_log(err == -RMQ_EAUTH ? RMQ_LOG_WARN : RMQ_LOG_DEBUG,
+		        "connect %s: %s; trying again", d->endpoint,
+		        rmq_strerror(err));
 	d->last_err = err;
 	(void) dial_later(s, d);
 }
 
 static void dial_ready(struct rmq_source *src, short revents, void *owner);
 
-/* The control connection is up: our HELLO, then its answer. */
-static void
-dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
+/* A fresh connection's buffer takes a handshake frame whole. */
+static int
+send_all(int fd, const uint8_t *b, size_t n)
+{
+	ssize_t w = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	return w == (ssize_t) n ? 0 : w < 0 ? -errno : -RMQ_ECONNRESET;
+}
+
+static int
+dial_hello(struct rmq_socket *s, struct rmq_dialer *d)
 {
 	uint8_t          b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
 	struct rmq_hello h;
-	size_t           n;
-	ssize_t          w;
+
+	rmq_hello_fill(s, d->fd, d->p, &h);
+	return send_all(d->fd, b, rmq_ctrl_encode_hello(b, &h));
+}
+
+/* The control connection is up: our HELLO (or our AUTH), then its
+ * answer. */
+static void
+dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
+{
+	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_AUTH_NONCE + RMQ_AUTH_MAC];
+	size_t  n;
+	int     rc;
 
 	if (!d->a.unix_name)
 		rmq_ctrl_tune(d->fd);
@@ -144,12 +245,13 @@ dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
 		return;
 	}
 	rmq_addr_show(&d->a, d->p->name, sizeof(d->p->name));
-	rmq_hello_fill(s, d->fd, d->p, &h);
-	n = rmq_ctrl_encode_hello(b, &h);
-	/* A fresh connection's buffer takes a HELLO whole. */
-	w = send(d->fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (w != (ssize_t) n) {
-		dial_failed(s, d, w < 0 ? -errno : -RMQ_ECONNRESET);
+	d->auth.step = RMQ_AUTH_START;
+	/* With auth.key_file, our HELLO waits until the binder has proven
+	 * itself (dial_ready). */
+	n = rmq_auth_on(s) ? rmq_auth_start(s, &d->auth, b) : 0;
+	rc = n > 0 ? send_all(d->fd, b, n) : dial_hello(s, d);
+	if (rc != 0) {
+		dial_failed(s, d, rc);
 		return;
 	}
 	if (rmq_source_add(&s->reactor, &d->src, d->fd, dial_ready) != 0) {
@@ -185,6 +287,10 @@ dial_try(struct rmq_socket *s, struct rmq_dialer *d)
 		rc = connect(fd, &d->sin.sa, rmq_inaddr_len(&d->sin));
 	}
 	d->fd = fd;
+	if (rc == 0 && self_connected(fd)) {
+		dial_failed(s, d, -ECONNREFUSED);
+		return;
+	}
 	if (rc == 0) {
 		dial_connected(s, d);
 		return;
@@ -212,6 +318,8 @@ dial_check(struct rmq_socket *s, struct rmq_dialer *d, int64_t now)
 	}
 	if (getsockopt(d->fd, SOL_SOCKET, SO_ERROR, &err, &sl) != 0)
 		err = errno;
+	if (err == 0 && self_connected(d->fd))
+		err = ECONNREFUSED;
 	if (err != 0)
 		dial_failed(s, d, -err);
 	else
@@ -227,6 +335,7 @@ dial_ready(struct rmq_source *src, short revents, void *owner)
 	size_t             need = RMQ_CTRL_HDR_SIZE, body = 0;
 	ssize_t            r;
 	int                kind = 0, rc;
+	char               why[160] = "";
 
 	RMQ_UNUSED(revents);
 	for (;;) {
@@ -237,8 +346,26 @@ dial_ready(struct rmq_source *src, short revents, void *owner)
 				return;
 			}
 			need = RMQ_CTRL_HDR_SIZE + body;
-			if (d->have == need)
+			if (d->have == need && d->auth.step != RMQ_AUTH_WANT)
 				break;
+			if (d->have == need) { /* the binder's proof */
+				rc = rmq_auth_connecter(s, &d->auth, d->fd, kind,
+				                        d->buf + RMQ_CTRL_HDR_SIZE,
+				                        body, why, sizeof(why));
+				if (rc == 0) /* its REJECT */
+					break;
+				if (rc == 1)
+					rc = dial_hello(s, d);
+				if (rc != 0) {
+					rmq_log(RMQ_LOG_DEBUG, "connect %s: %s",
+					        d->endpoint, why);
+					dial_failed(s, d, rc);
+					return;
+				}
+				d->have = 0;
+				need    = RMQ_CTRL_HDR_SIZE;
+				continue;
+			}
 		}
 		r = recv(d->fd, d->buf + d->have, need - d->have, 0);
 		if (r > 0) {

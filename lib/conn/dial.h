@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 
 #include "conn/addr.h"
+#include "conn/auth.h"
 #include "progress.h"
 #include "wire.h"
 
@@ -35,7 +36,8 @@ struct rmq_socket;
 enum rmq_dial_state {
 	RMQ_DIAL_WAIT = 0,   /* until due */
 	RMQ_DIAL_CONNECTING, /* the stream connect is under way */
-	RMQ_DIAL_HELLO,      /* our HELLO went; its answer until due */
+	RMQ_DIAL_HELLO,      /* our HELLO (or AUTH) went; its answer until
+	                      * due */
 	RMQ_DIAL_UP,         /* p is its peer */
 };
 
@@ -55,6 +57,7 @@ struct rmq_dialer {
 	bool               was_up;  /* it had a peer once */
 	size_t             have;
 	uint8_t            buf[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX];
+	struct rmq_auth    auth;    /* with auth.key_file: this try's */
 };
 
 void rmq_dial_init(struct rmq_socket *s);
@@ -72,5 +75,13 @@ int  rmq_dial_remove(struct rmq_socket *s, const char *endpoint);
 bool rmq_dial_pending(const struct rmq_socket *s);
 /* Every dialer goes (rmq_close). */
 void rmq_dial_close(struct rmq_socket *s);
+
+/*
+ * Connect a control channel to a, retrying until deadline (the binding
+ * side may not be up yet; s's reactor runs between tries); *local: our
+ * side of it (TCP).  For a connect that waits (rmq_ctrl_handshake next).
+ */
+int  rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
+                   int64_t deadline, int *fdp, union rmq_inaddr *local);
 
 #endif /* RMQ_DIAL_H */

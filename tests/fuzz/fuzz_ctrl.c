@@ -147,6 +147,7 @@ frame_one(const uint8_t *frame, int kind, size_t body_len)
 	uint8_t  out[FRAME_MAX];
 	uint8_t *body = dup_exact(frame + RMQ_CTRL_HDR_SIZE, body_len);
 	size_t   n;
+	int      rc;
 
 	switch (kind) {
 	case RMQ_CK_HELLO:
@@ -174,6 +175,23 @@ frame_one(const uint8_t *frame, int kind, size_t body_len)
 		FUZZ_CHECK(memcmp(out, frame, n) == 0,
 		           "PAT re-encoded differently");
 		break;
+	case RMQ_CK_AUTH: {
+		uint8_t nonce[RMQ_AUTH_NONCE], mac[RMQ_AUTH_MAC];
+
+		rc = rmq_ctrl_decode_auth(nonce, mac, body, body_len);
+		FUZZ_CHECK(rc == 0 || rc == -RMQ_EPROTO,
+		           "decode_auth returned %d", rc);
+		FUZZ_CHECK((rc == 0) ==
+		               (body_len == RMQ_AUTH_NONCE + RMQ_AUTH_MAC),
+		           "decode_auth took a body of %zu", body_len);
+		if (rc == 0) {
+			n = rmq_ctrl_encode_auth(out, nonce, mac);
+			check_frame(out, n, RMQ_CK_AUTH, body_len);
+			FUZZ_CHECK(memcmp(out, frame, n) == 0,
+			           "AUTH re-encoded differently");
+		}
+		break;
+	}
 	default:
 		FUZZ_CHECK(0, "decode_hdr accepted kind %d", kind);
 	}
@@ -197,7 +215,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		           "decode_hdr returned %d", rc);
 		if (rc != 0)
 			break; /* the channel drops the connection */
-		FUZZ_CHECK(kind >= RMQ_CK_HELLO && kind <= RMQ_CK_PAT &&
+		FUZZ_CHECK(kind >= RMQ_CK_HELLO && kind <= RMQ_CK_AUTH &&
 		               body_len <= RMQ_CTRL_BODY_MAX,
 		           "accepted kind %d, body %zu", kind, body_len);
 		if (size - off - RMQ_CTRL_HDR_SIZE < body_len)

@@ -122,6 +122,15 @@ ctrl_seeds(void)
 	n = rmq_ctrl_encode_reject(b, &r);
 	put_file("fuzz_ctrl", "reject", b, n);
 
+	{
+		uint8_t nonce[RMQ_AUTH_NONCE], mac[RMQ_AUTH_MAC];
+
+		memset(nonce, 0xa5, sizeof nonce);
+		memset(mac, 0x5a, sizeof mac);
+		n = rmq_ctrl_encode_auth(b, nonce, mac);
+		put_file("fuzz_ctrl", "auth", b, n);
+	}
+
 	n = rmq_ctrl_encode_bye(b, 123456789);
 	put_file("fuzz_ctrl", "bye", b, n);
 	memcpy(stream + s, b, n);
