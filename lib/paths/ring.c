@@ -92,6 +92,20 @@ rmq_ring_rx_area(const struct rmq_peer *p, void **buf, size_t *len,
 	return true;
 }
 
+bool
+rmq_ring_tx_area(const struct rmq_peer *p, uint64_t *raddr, uint64_t *rkey,
+                 size_t *len)
+{
+	const struct ring_peer *rp = ring_of(p);
+
+	if (rp == NULL || rp->rslots == 0)
+		return false;
+	*raddr = rp->raddr;
+	*rkey  = rp->rkey;
+	*len   = (size_t) rp->rslots * rp->rslot;
+	return true;
+}
+
 /* ---- handshake and the peer's life ---- */
 
 /* Our ring for p, announced in the HELLO (none if the socket has none). */
