@@ -118,6 +118,8 @@ struct rmq_config {
 	int      linger_ms;      /* timeouts.linger_ms, -1 forever */
 	int      connect_ms;     /* timeouts.connect_ms */
 	int      handshake_ms;   /* timeouts.handshake_ms */
+	int      keepalive_ms;   /* timeouts.keepalive_ms: a silent peer's
+	                          * host is lost after it */
 	int      handshakes;     /* limits.handshakes */
 	int      spin_us;        /* progress.spin_us before sleeping */
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */

@@ -346,6 +346,11 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "timeouts.handshake_ms", RMQ_SCHEMA_INT, 1, INT_MAX, 5000, NULL,
 	    FIELD(handshake_ms),
 	    "how long a peer has to finish the handshake" },
+	{ "timeouts.keepalive_ms", RMQ_SCHEMA_INT, 2000, 3600000, 5000, NULL,
+	    FIELD(keepalive_ms),
+	    "a peer whose host stops answering (cable, power, partition) is "
+	    "lost after about this long; outages shorter than it less 2 s "
+	    "are ridden out" },
 	{ "progress.spin_us", RMQ_SCHEMA_INT, 0, 10000000, 1000, NULL,
 	    FIELD(spin_us), "microseconds of polling before sleeping" },
 	{ "progress.mode", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_PROGRESS_INLINE,

@@ -34,13 +34,17 @@
 /*
  * A control connection tells us at once when the peer process dies (EOF).
  * When its host vanishes (power, cable, partition) nothing arrives: TCP
- * keepalives probe an idle channel after 2 s, every 1 s, and give up after
- * 3 misses, so a lost host is noticed in about 5 s.
+ * keepalives probe an idle channel after 2 s (1 s below a keepalive_ms of
+ * 4 s), every 1 s, and give up after timeouts.keepalive_ms / 1 s - 2 (or
+ * 1) misses, 3 by default, so a lost host is noticed within keepalive_ms,
+ * and an outage shorter than the misses is ridden out (the fabric's own
+ * TCP connection retransmits meanwhile).
  */
 void
-rmq_ctrl_tune(int fd)
+rmq_ctrl_tune(const struct rmq_socket *s, int fd)
 {
-	int one = 1, idle = 2, intvl = 1, cnt = 3;
+	int ka = s->ctx->cfg.keepalive_ms / 1000, one = 1, intvl = 1;
+	int idle = ka >= 4 ? 2 : 1, cnt = ka - idle > 0 ? ka - idle : 1;
 
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
@@ -535,7 +539,7 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 		 * (the context thread, thread.c). */
 		rmq_source_watch(&s->reactor, &pd->src);
 		if (sin.sa.sa_family != AF_UNIX)
-			rmq_ctrl_tune(fd);
+			rmq_ctrl_tune(s, fd);
 		pd->deadline = rmq_deadline(s->handshake_ms);
 		if (sin.sa.sa_family != AF_UNIX)
 			rmq_inaddr_show(&sin, pd->name, sizeof(pd->name));

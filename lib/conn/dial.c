@@ -89,7 +89,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 			backoff_ms *= 2;
 	}
 	if (!a->unix_name) {
-		rmq_ctrl_tune(fd);
+		rmq_ctrl_tune(s, fd);
 		sl = sizeof(*sin);
 		getsockname(fd, &sin->sa, &sl); /* local side */
 	}
@@ -238,7 +238,7 @@ dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
 	int     rc;
 
 	if (!d->a.unix_name)
-		rmq_ctrl_tune(d->fd);
+		rmq_ctrl_tune(s, d->fd);
 	d->p = rmq_peer_new(s);
 	if (d->p == NULL) {
 		dial_failed(s, d, -RMQ_ENOMEM);
