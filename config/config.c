@@ -1121,7 +1121,7 @@ static void
 dump_section(const struct rmq_config *cfg, const struct rmq_cfg_section *sc,
     const char *prefix, bool quoted, FILE *f)
 {
-	char val[RMQ_CFG_STR_MAX + 32], var[96];
+	char val[RMQ_CFG_PATH_MAX + 32], var[96];
 	int  j;
 
 	for (j = 0; j < RMQ_CFG_NPK; j++) {
@@ -1146,7 +1146,7 @@ int
 rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 {
 	const struct rmq_schema_key *k;
-	char                         val[RMQ_CFG_STR_MAX + 32], var[96];
+	char                         val[RMQ_CFG_PATH_MAX + 32], var[96];
 	const char                  *alias;
 	size_t                       i;
 

@@ -104,6 +104,7 @@ struct rmq_config {
 	int      nsect;
 	int      ring_slots;     /* ring.slots per peer, 0 = no ring */
 	size_t   ring_slot_size; /* ring.slot_size */
+	int      ring_peers;     /* ring.peers: peers of a socket with a ring */
 	int      strict;         /* strict: obey verbs/efa rules everywhere */
 	size_t   slab_size;      /* memory.slab_size: multi-recv slab bytes */
 	int      slabs;          /* memory.slabs: slabs posted per socket */

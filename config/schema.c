@@ -306,6 +306,9 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,
 	    FIELD(ring_slot_size),
 	    "bytes per ring slot; a message takes one or more slots" },
+	{ "ring.peers", RMQ_SCHEMA_INT, 0, 16384, 256, NULL, FIELD(ring_peers),
+	    "peers of a socket that get a ring (the first to connect); the "
+	    "others send those sizes by rendezvous" },
 	{ "strict", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans, FIELD(strict),
 	    "obey the rules of verbs and efa on every provider (rmq_paths(7))" },
 	{ "memory.slab_size", RMQ_SCHEMA_SIZE, 64 * KiB, 1 * GiB, 1 * MiB,

@@ -44,6 +44,8 @@ struct rmq_txpool;
 
 struct rmq_socket {
 	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
+	int                rings;     /* peers holding a ring of ours
+	                               * (paths/ring.c, ring.peers) */
 	rmq_ctx           *ctx;
 	int                type;
 	const struct rmq_pattern_ops *pat; /* the pattern (patterns/) */

@@ -1054,6 +1054,16 @@ START_TEST(test_dump_round_trip)
 	                     "  \"*x\":\n    rndv: seg\n    eager_max: 2KiB\n",
 	                     "t", err, sizeof err),
 	    0);
+	/* A file name longer than the other text keys (found by fuzz_yaml:
+	 * the dump cut it, and its quote, short). */
+	ck_assert_int_eq(rmq_config_load_string(&cfg,
+	                     "auth.key_file: /a/very/long/path/"
+	                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	                     "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	                     "with spaces and } in it/rmq.key\n",
+	                     "k", err, sizeof err),
+	    0);
 	setenv("RMQ_LIMITS_SNDHWM", "77", 1);
 	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
 	f = open_memstream(&buf, &len);
@@ -1065,6 +1075,7 @@ START_TEST(test_dump_round_trip)
 	ck_assert_ptr_nonnull(strstr(buf, "thresholds.reqrep.path: seg  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "strict: true  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "memory.slabs: 4  # default"));
+	ck_assert_ptr_nonnull(strstr(buf, "in it/rmq.key\"  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "provider_order: [tcp, shm]  # file"));
 	ck_assert_ptr_nonnull(strstr(buf, "numa.cpuset: \"0-1\"  # file"));
 	ck_assert_ptr_nonnull(

@@ -147,6 +147,73 @@ START_TEST(test_push_sizes)
 }
 END_TEST
 
+/* ---- ring.peers: the first peers get a ring, the others rendezvous ---- */
+
+#define RING_PUSHERS 4
+#define RING_MSGS    8
+#define RING_SIZE    16384 /* between the eager and ring limits below */
+
+static int
+serve_ring_peers(rmq_socket *s, void *arg)
+{
+	uint8_t *b = malloc(RING_SIZE);
+	int      i, fails = 0;
+
+	(void) arg;
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	for (i = 0; i < RING_PUSHERS * RING_MSGS; i++)
+		CHILD_CHECK(fails, rmq_recv(s, b, RING_SIZE, 0) == RING_SIZE,
+		            "message %d", i);
+	free(b);
+	return fails;
+}
+
+START_TEST(test_ring_peers)
+{
+	const char      *prov = provs[_i];
+	char             bep[64], ep[256];
+	uint8_t         *b = calloc(1, RING_SIZE);
+	rmq_ctx         *ctx[RING_PUSHERS];
+	rmq_socket      *s[RING_PUSHERS];
+	struct rmq_stats st;
+	pid_t            pid;
+	int              i, k;
+
+	setenv("RMQ_EAGER_MAX", "4096", 1);
+	setenv("RMQ_RING_MAX", "32768", 1);
+	setenv("RMQ_RING_PEERS", "2", 1);
+	pid = spawn_server(RMQ_PULL, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_ring_peers, NULL, ep, sizeof(ep));
+	unsetenv("RMQ_RING_PEERS");
+	for (i = 0; i < RING_PUSHERS; i++) /* in turn: the first 2 get one */
+		open_connected(RMQ_PUSH, ep, &ctx[i], &s[i]);
+	for (i = 0; i < RING_PUSHERS; i++) {
+		if (socket_ring_max(s[i]) < RING_SIZE) {
+			fprintf(stderr, "%s: no ring by size here: skipped\n",
+			        prov);
+			break;
+		}
+		for (k = 0; k < RING_MSGS; k++)
+			ck_assert_int_eq(rmq_send(s[i], b, RING_SIZE, 0),
+			                 RING_SIZE);
+		ck_assert_int_eq(rmq_stats(s[i], &st), 0);
+		ck_assert_msg(st.sent_msgs[RMQ_PATH_RING] ==
+		                  (i < 2 ? RING_MSGS : 0),
+		              "%s: pusher %d sent %llu by the ring", prov, i,
+		              (unsigned long long) st.sent_msgs[RMQ_PATH_RING]);
+	}
+	for (i = 0; i < RING_PUSHERS; i++)
+		close_all(ctx[i], s[i]);
+	unsetenv("RMQ_EAGER_MAX");
+	unsetenv("RMQ_RING_MAX");
+	if (i == RING_PUSHERS)
+		ck_assert_int_eq(reap(pid), 0);
+	else
+		kill(pid, SIGKILL), reap(pid);
+	free(b);
+}
+END_TEST
+
 /* ---- rmq_close with the default linger delivers what it accepted ---- */
 
 #define NLINGER 300
@@ -1023,6 +1090,7 @@ pipeline_suite(void)
 	TCase *tc = tcase_create("multiprocess");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_loop_only(tc, test_ring_peers, 0, 3);
 	tcase_add_loop_only(tc, test_push_sizes, 0, 3);
 	tcase_add_loop_only(tc, test_push_close_delivers, 0, 2);
 	tcase_add_loop_only(tc, test_push_hwm, 0, 2);

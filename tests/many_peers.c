@@ -1,12 +1,13 @@
 /*
- * Many peers on one server: a REP (or a PULL) binds; PROCS client
- * processes, each with SOCKS sockets in one context, connect at once and
- * then each socket makes ROUNDS round trips (PULL: sends ROUNDS
- * messages).  Reports the time until every socket was connected, the
+ * Many peers on one server: a REP (or a PULL, or a PUB) binds; PROCS
+ * client processes, each with SOCKS sockets in one context, connect at
+ * once and then each socket makes ROUNDS round trips (PULL: sends ROUNDS
+ * messages; PUB: once every subscriber is in, publishes ROUNDS messages,
+ * each to all of them, and every SUB checks it got each one).  Reports the time until every socket was connected, the
  * server's RSS before and after (and per peer), one client process's RSS,
  * and fails if any socket could not connect or lost a message.
  *
- *   many_peers PROVIDER reqrep|pipeline PROCS SOCKS ROUNDS
+ *   many_peers PROVIDER reqrep|pipeline|pubsub PROCS SOCKS ROUNDS
  *
  * The parent makes no librmq call: the server and the clients are forked
  * children.
@@ -25,11 +26,35 @@
 #include "procstat.h"
 #include "rmq.h"
 
-static int reqrep;
+static int reqrep, pubsub;
+
+/* PUB: once all total subscribers are in, rounds messages to each; then
+ * wait for stop (the subscribers have them). */
+static int
+publish(rmq_socket *s, long total, int rounds, int stop)
+{
+	char   msg[32], c;
+	int    r, n, np = 0, one = 1;
+	size_t len;
+
+	rmq_setopt(s, RMQ_NODROP, &one, sizeof(one));
+	while (np < total) {
+		len = sizeof(np);
+		if (rmq_getopt(s, RMQ_NPEERS, &np, &len) != 0)
+			return 12;
+		usleep(10000);
+	}
+	for (r = 0; r < rounds; r++) {
+		n = snprintf(msg, sizeof(msg), "pub.%d", r);
+		if (rmq_send(s, msg, (size_t) n, 0) != n)
+			return 13;
+	}
+	return read(stop, &c, 1) == 1 ? 0 : 14;
+}
 
 /* The server: serves until it has taken total messages. */
 static int
-serve(const char *prov, long total, int ready)
+serve(const char *prov, long total, int rounds, int ready, int stop)
 {
 	rmq_ctx    *ctx;
 	rmq_socket *s;
@@ -40,12 +65,16 @@ serve(const char *prov, long total, int ready)
 
 	snprintf(bep, sizeof(bep), "%s://127.0.0.1:0", prov);
 	if (rmq_ctx_new(&ctx, NULL) != 0 ||
-	    rmq_socket_open(ctx, reqrep ? RMQ_REP : RMQ_PULL, &s) != 0 ||
+	    rmq_socket_open(ctx, reqrep ? RMQ_REP : pubsub ? RMQ_PUB : RMQ_PULL,
+	                    &s) != 0 ||
 	    rmq_bind(s, bep) != 0 ||
 	    rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len) != 0)
 		return 10;
 	if (write(ready, ep, sizeof(ep)) != (ssize_t) sizeof(ep))
 		return 11;
+	if (pubsub && publish(s, total, rounds, stop) != 0)
+		return 12;
+	total = pubsub ? 0 : total * rounds;
 	while (got < total) {
 		n = rmq_recv(s, buf, sizeof(buf), 0);
 		if (n < 0)
@@ -73,8 +102,12 @@ client(const char *ep, int socks, int rounds, int up, int go, int done)
 	if (s == NULL || rmq_ctx_new(&ctx, NULL) != 0)
 		return 20;
 	for (i = 0; i < socks; i++) {
-		if (rmq_socket_open(ctx, reqrep ? RMQ_REQ : RMQ_PUSH, &s[i]) != 0)
+		if (rmq_socket_open(ctx, reqrep   ? RMQ_REQ
+		                         : pubsub ? RMQ_SUB
+		                                  : RMQ_PUSH, &s[i]) != 0)
 			return 21;
+		if (pubsub)
+			rmq_setopt(s[i], RMQ_SUBSCRIBE, "", 0);
 		rmq_setopt(s[i], RMQ_CONNECT_TIMEOUT, &tmo, sizeof(tmo));
 		rmq_setopt(s[i], RMQ_RCVTIMEO, &tmo, sizeof(tmo));
 		if ((rc = rmq_connect(s[i], ep)) != 0) {
@@ -93,6 +126,13 @@ client(const char *ep, int socks, int rounds, int up, int go, int done)
 			int n = snprintf(msg, sizeof(msg), "%d.%d.%d",
 			                 (int) getpid(), i, r);
 
+			if (pubsub) {
+				n = snprintf(msg, sizeof(msg), "pub.%d", r);
+				if (rmq_recv(s[i], buf, sizeof(buf), 0) != n ||
+				    memcmp(buf, msg, (size_t) n) != 0)
+					fails++;
+				continue;
+			}
 			if (rmq_send(s[i], msg, (size_t) n, 0) != n) {
 				fails++;
 				continue;
@@ -116,7 +156,8 @@ client(const char *ep, int socks, int rounds, int up, int go, int done)
 int
 main(int argc, char **argv)
 {
-	int    procs, socks, rounds, rp[2], up[2], go[2], dn[2], i, st, nup;
+	int    procs, socks, rounds, rp[2], up[2], go[2], dn[2], sp[2], i, st;
+	int    nup;
 	int    fails = 0;
 	pid_t  srv, *cl;
 	char   ep[256], c;
@@ -124,21 +165,25 @@ main(int argc, char **argv)
 	double t0, t_up;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: many_peers PROVIDER reqrep|pipeline "
-		                "PROCS SOCKS ROUNDS\n");
+		fprintf(stderr, "usage: many_peers PROVIDER "
+		                "reqrep|pipeline|pubsub PROCS SOCKS ROUNDS\n");
 		return 2;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a server that failed: reported below */
 	reqrep = strcmp(argv[2], "reqrep") == 0;
+	pubsub = strcmp(argv[2], "pubsub") == 0;
 	procs  = atoi(argv[3]);
 	socks  = atoi(argv[4]);
 	rounds = atoi(argv[5]);
 	cl     = calloc((size_t) procs, sizeof(*cl));
 	if (cl == NULL || procs < 1 || socks < 1 || rounds < 1 ||
-	    pipe(rp) != 0 || pipe(up) != 0 || pipe(go) != 0 || pipe(dn) != 0)
+	    pipe(rp) != 0 || pipe(up) != 0 || pipe(go) != 0 || pipe(dn) != 0 ||
+	    pipe(sp) != 0)
 		return 2;
 	srv = fork();
 	if (srv == 0)
-		_exit(serve(argv[1], (long) procs * socks * rounds, rp[1]));
+		_exit(serve(argv[1], (long) procs * socks, rounds, rp[1],
+		            sp[0]));
 	if (read(rp[0], ep, sizeof(ep)) != (ssize_t) sizeof(ep))
 		return 1;
 	sleep(1);
@@ -172,6 +217,8 @@ main(int argc, char **argv)
 	for (i = 0; i < nup; i++)
 		if (read(up[0], &c, 1) != 1)
 			break;
+	if (write(sp[1], "s", 1) != 1) /* the PUB may close */
+		fails++;
 	for (i = 0; i < procs; i++) /* close */
 		if (write(dn[1], "d", 1) != 1)
 			break;
@@ -186,7 +233,8 @@ main(int argc, char **argv)
 	if (nup < procs) /* it waits for messages that will never come */
 		kill(srv, SIGKILL);
 	waitpid(srv, &st, 0);
-	if (nup == procs && (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
+	if ((nup == procs || pubsub) &&
+	    (!WIFEXITED(st) || WEXITSTATUS(st) != 0)) {
 		fprintf(stderr, "FAIL: server exit %d\n", st);
 		fails++;
 	}

@@ -119,6 +119,12 @@ ring_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
 
 	if (!s->paths.ring_ok || idx >= RMQ_RING_PEERS_MAX)
 		return; /* no ring: the peer will not use the path */
+	rp = ring_of(p);
+	if ((rp == NULL || rp->ring == NULL) && s->rings >= cfg->ring_peers) {
+		rmq_log(RMQ_LOG_DEBUG, "%s: no ring: %d peers have one "
+		        "(ring.peers)", p->name, s->rings);
+		return;
+	}
 	rp = ring_get(p);
 	if (rp == NULL)
 		goto fail;
@@ -137,6 +143,7 @@ ring_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
 			rp->ring = NULL;
 			goto fail;
 		}
+		s->rings++;
 	}
 	h->features      |= RMQ_FEAT_RING;
 	h->ring_addr      = s->dom->caps.mr_virt_addr
@@ -179,11 +186,12 @@ ring_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct ring_peer *rp = ring_of(p);
 
-	RMQ_UNUSED(s);
 	if (rp == NULL)
 		return;
 	if (rp->mr != NULL)
 		fi_close(&rp->mr->fid);
+	if (rp->ring != NULL)
+		s->rings--;
 	rmq_numa_free(rp->ring, &rp->mem);
 	free(rp);
 	p->path[RMQ_PATH_RING] = NULL;
