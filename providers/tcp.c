@@ -31,8 +31,16 @@
  * of RSS for every tcp socket, so 64 sockets in one process took 4.5 GB.
  * 128 buffers: 20 MB, and rmq_bw's 64 B, 64 KiB and 1 MiB streams as fast
  * within the run-to-run spread (measured 24 Nov 2026, this host).
+ * Buffers of 8256 bytes (our largest two-sided message, a header and
+ * 8 KiB, fits): 10 MB per socket (4 bound sockets: 74 -> 41 MB of
+ * anonymous RSS); rmq_bw at 64 B to 1 MiB and rmq_pingpong at 64 B to
+ * 64 KiB, three alternating runs each way, within the run-to-run spread
+ * (25 Nov 2026, this host; e.g. 1 MiB 6.69/6.67/3.58 GB/s before,
+ * 6.35/4.64/3.80 after; 64 B one-way 5.41/5.52/7.02 us, 5.60/6.81/6.80).
  */
-static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128", NULL};
+static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
+                                      "FI_OFI_RXM_BUFFER_SIZE", "8256",
+                                      NULL};
 
 const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",
