@@ -64,6 +64,10 @@ serve(const char *prov, long total, int rounds, int ready, int stop)
 	ssize_t     n;
 
 	snprintf(bep, sizeof(bep), "%s://127.0.0.1:0", prov);
+	/* A PUB's fan-out to many subscribers goes on after rmq_send
+	 * returns; while this one waits in read(2), its thread sends. */
+	if (pubsub)
+		setenv("RMQ_PROGRESS_MODE", "thread", 1);
 	if (rmq_ctx_new(&ctx, NULL) != 0 ||
 	    rmq_socket_open(ctx, reqrep ? RMQ_REP : pubsub ? RMQ_PUB : RMQ_PULL,
 	                    &s) != 0 ||
