@@ -88,6 +88,9 @@ struct rmq_path_ops {
 	/* p died: fail what is in flight to or from it; its delivered
 	 * messages stay.  May be NULL. */
 	void (*peer_gone)(struct rmq_socket *s, struct rmq_peer *p);
+	/* p said goodbye: is a transfer of ours to it still under way (its
+	 * completion or FIN may trail the goodbye)?  May be NULL. */
+	bool (*peer_busy)(struct rmq_socket *s, const struct rmq_peer *p);
 	/* p is being freed: free this path's state for it.  May be NULL. */
 	void (*peer_fini)(struct rmq_socket *s, struct rmq_peer *p);
 	/* Handshake: add our fields for p to the HELLO we send; take p's

@@ -1,6 +1,8 @@
 /* Logging, clocks, randomness and error strings. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -275,5 +277,26 @@ rmq_opt_get_int(int v, void *val, size_t *len)
 		return -RMQ_EINVAL;
 	memcpy(val, &v, sizeof(v));
 	*len = sizeof(int);
+	return 0;
+}
+
+int
+rmq_write_all(int fd, const uint8_t *b, size_t n, int timeout_ms)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	ssize_t       w;
+
+	while (n > 0) {
+		w = send(fd, b, n, MSG_NOSIGNAL);
+		if (w > 0) {
+			b += w;
+			n -= (size_t) w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return -errno;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return -RMQ_ETIMEDOUT;
+	}
 	return 0;
 }

@@ -55,4 +55,8 @@ int  rmq_iface_addr(const char *iface, int family,
 /* Is sa's address (IPv4 or IPv6) one of iface's addresses? */
 bool rmq_iface_has(const char *iface, const struct sockaddr *sa);
 
+/* Write all n bytes to a stream socket (no SIGPIPE), waiting up to
+ * timeout_ms for room: 0, -RMQ_ETIMEDOUT or -errno. */
+int rmq_write_all(int fd, const uint8_t *b, size_t n, int timeout_ms);
+
 #endif /* RMQ_UTIL_H */

@@ -9,7 +9,6 @@
 #include <sodium.h>
 
 #include "conn/auth.h"
-#include "conn/ctrl.h"
 #include "ctx.h"
 #include "socket.h"
 #include "util.h"
@@ -43,7 +42,7 @@ proof(const struct rmq_socket *s, const char *label, const uint8_t *nc,
 static int
 send_frame(int fd, const uint8_t *b, size_t n)
 {
-	return rmq_ctrl_write(fd, b, n, 1000);
+	return rmq_write_all(fd, b, n, 1000);
 }
 
 /* Counted; the peer told why as a REJECT on fd (-1: the caller does). */

@@ -59,27 +59,6 @@ set_nonblock(int fd)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-int
-rmq_ctrl_write(int fd, const uint8_t *b, size_t n, int timeout_ms)
-{
-	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-	ssize_t       w;
-
-	while (n > 0) {
-		w = send(fd, b, n, MSG_NOSIGNAL);
-		if (w > 0) {
-			b += w;
-			n -= (size_t) w;
-			continue;
-		}
-		if (w < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		if (poll(&pfd, 1, timeout_ms) <= 0)
-			return -RMQ_ETIMEDOUT;
-	}
-	return 0;
-}
-
 /* A frame being read from a channel the reactor watches. */
 struct frame_read {
 	struct rmq_source src;
@@ -174,7 +153,7 @@ send_reject(int fd, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r.reason, sizeof(r.reason), fmt, ap);
 	va_end(ap);
-	(void) rmq_ctrl_write(fd, b, rmq_ctrl_encode_reject(b, &r), 100);
+	(void) rmq_write_all(fd, b, rmq_ctrl_encode_reject(b, &r), 100);
 }
 
 /* ---- the handshake ---- */
@@ -294,7 +273,7 @@ auth_dial(struct rmq_socket *s, struct rmq_peer *p, int fd, uint8_t *b,
 	char            reason[160] = "";
 	int             rc;
 
-	rc = rmq_ctrl_write(fd, b, rmq_auth_start(s, &au, b), s->handshake_ms);
+	rc = rmq_write_all(fd, b, rmq_auth_start(s, &au, b), s->handshake_ms);
 	if (rc == 0)
 		rc = read_frame(s, fd, b, ms, kind, body);
 	if (rc == 0)
@@ -329,7 +308,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 	rc = rmq_auth_on(s) ? auth_dial(s, p, fd, b, ms, &kind, &body) : 1;
 	if (rc == 1) { /* proven, or no authentication: our HELLO */
 		rmq_hello_fill(s, fd, p, &h);
-		rc = rmq_ctrl_write(fd, b, rmq_ctrl_encode_hello(b, &h),
+		rc = rmq_write_all(fd, b, rmq_ctrl_encode_hello(b, &h),
 		                    s->handshake_ms);
 		if (rc == 0)
 			rc = read_frame(s, fd, b, ms, &kind, &body);
@@ -414,7 +393,7 @@ pending_hello(struct rmq_socket *s, struct rmq_pending *pd, size_t body)
 		return;
 	}
 	rmq_hello_fill(s, pd->src.fd, p, &h);
-	rc = rmq_ctrl_write(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
+	rc = rmq_write_all(pd->src.fd, b, rmq_ctrl_encode_hello(b, &h), 1000);
 	fd = pd->src.fd;
 	if (rc == 0) {
 		/* The channel is the peer's now. */
@@ -643,6 +622,21 @@ rmq_ctrl_listening(const struct rmq_socket *s)
 /* ---- connected peers ---- */
 
 /* A CLOSING peer whose messages are all in: acknowledge and let it go. */
+/* A rendezvous of ours to p still under way: its FIN or completion can
+ * trail p's goodbye, and it would be taken for lost (and a PUSH would
+ * send it again). */
+static bool
+transfers_out(struct rmq_socket *s, const struct rmq_peer *p)
+{
+	int i;
+
+	for (i = 0; i < RMQ_PATH_COUNT; i++)
+		if (s->path_ops[i]->peer_busy != NULL &&
+		    s->path_ops[i]->peer_busy(s, p))
+			return true;
+	return false;
+}
+
 static void
 closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 {
@@ -650,11 +644,11 @@ closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 
 	if (p->state != RMQ_PEER_CLOSING)
 		return;
-	if (p->recvd >= p->chan.bye_count &&
+	if (p->recvd >= p->chan.bye_count && !transfers_out(s, p) &&
 	    (s->pat->peer_quiet == NULL ||
 	     s->pat->peer_quiet(s->pstate, s, p, p->pat))) {
 		if (p->chan.src.fd >= 0)
-			(void) rmq_ctrl_write(p->chan.src.fd, b,
+			(void) rmq_write_all(p->chan.src.fd, b,
 			                 rmq_ctrl_encode_bye_ack(b), 100);
 		rmq_peer_fail(s, p, 0, "left");
 	} else if (p->chan.closing_deadline == 0) {
@@ -788,6 +782,9 @@ ctrl_timer(struct rmq_timer *t, int64_t now, void *owner)
 		if (p->state == RMQ_PEER_CLOSING &&
 		    p->chan.closing_deadline < when)
 			when = p->chan.closing_deadline;
+		if (p->state == RMQ_PEER_CLOSING && transfers_out(s, p) &&
+		    now + 1000000 < when)
+			when = now + 1000000; /* look again when it ends */
 		rmq_peer_release(s, p);
 	}
 	t->when = when;
@@ -809,7 +806,7 @@ rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
 	if (p->chan.src.fd < 0 || p->chan.bye_sent)
 		return;
 	p->chan.bye_sent = true;
-	if (rmq_ctrl_write(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
+	if (rmq_write_all(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
 	              100) != 0)
 		p->chan.bye_acked = true; /* nobody to wait for */
 }
@@ -852,7 +849,7 @@ rmq_ctrl_send_pat(struct rmq_socket *s, struct rmq_peer *p,
 		return -RMQ_EINVAL;
 	if (p->chan.src.fd < 0)
 		return -RMQ_ECONNRESET;
-	rc = rmq_ctrl_write(p->chan.src.fd, b, rmq_ctrl_encode_pat(b, body, len),
+	rc = rmq_write_all(p->chan.src.fd, b, rmq_ctrl_encode_pat(b, body, len),
 	               1000);
 	if (rc != 0)
 		rmq_peer_fail(s, p, -RMQ_ECONNRESET,

@@ -77,8 +77,6 @@ int  rmq_ctrl_answer(struct rmq_socket *s, struct rmq_peer *p, int fd,
 /* Keepalives (timeouts.keepalive_ms) and no Nagle on a TCP control
  * channel. */
 void rmq_ctrl_tune(const struct rmq_socket *s, int fd);
-/* Write all n bytes, waiting up to timeout_ms for room. */
-int  rmq_ctrl_write(int fd, const uint8_t *b, size_t n, int timeout_ms);
 /* Stop listening at endpoint (as bound, or as RMQ_LAST_ENDPOINT shows
  * it): 0, or -ENOENT. */
 int  rmq_ctrl_unlisten(struct rmq_socket *s, const char *endpoint);

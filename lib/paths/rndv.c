@@ -525,6 +525,17 @@ rmq_rndv_cancel_rx(struct rmq_socket *s, struct rmq_rxent *e, int err)
 
 /* ---- the socket's and the peer's life ---- */
 
+bool
+rmq_rndv_peer_busy(struct rmq_socket *s, const struct rmq_peer *p)
+{
+	const struct rmq_rndv_tx *r;
+
+	for (r = s->rndv->list; r != NULL; r = r->next)
+		if (r->peer == p && !r->done)
+			return true;
+	return false;
+}
+
 /* Rendezvous sends it will never read: revoke and fail them. */
 void
 rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p)

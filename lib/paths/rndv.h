@@ -153,6 +153,9 @@ void rmq_read_init(struct rmq_read *rd);
 /* Row hooks shared by the family (idempotent). */
 void rmq_rndv_cancel_rx(struct rmq_socket *s, struct rmq_rxent *e, int err);
 void rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p);
+/* A rendezvous send to p not finished yet (its FIN or completion may
+ * trail p's goodbye)? */
+bool rmq_rndv_peer_busy(struct rmq_socket *s, const struct rmq_peer *p);
 int  rmq_rndv_sock_init(struct rmq_socket *s);
 void rmq_rndv_sock_close(struct rmq_socket *s);
 void rmq_rndv_sock_fini(struct rmq_socket *s);

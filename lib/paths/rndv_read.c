@@ -125,6 +125,7 @@ const struct rmq_path_ops rmq_path_rndv_read = {
 	.fetch      = read_fetch,
 	.cancel     = rmq_rndv_cancel_rx,
 	.peer_gone  = rmq_rndv_peer_gone,
+	.peer_busy  = rmq_rndv_peer_busy,
 	.sock_init  = rmq_rndv_sock_init,
 	.sock_close = rmq_rndv_sock_close,
 	.sock_fini  = rmq_rndv_sock_fini,
