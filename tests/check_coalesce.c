@@ -223,7 +223,10 @@ flusher(const char *prov)
 
 	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
 	                   serve_quick, NULL, ep, sizeof(ep));
+	/* A window a slow machine (or ThreadSanitizer) can meet. */
+	setenv("RMQ_COALESCE_WINDOW_US", "1000", 1);
 	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	unsetenv("RMQ_COALESCE_WINDOW_US");
 	/* Back to back until a batch forms (three did, mostly; a thread
 	 * of ours or the scheduler may part them). */
 	for (i = 0; i < FLUSH_MAX && st.coalesced == 0; i++) {
