@@ -163,6 +163,9 @@ pp_mpi_rank(int *rank, int *size)
 /*
  * A port both ranks derive from the job id, so no exchange is needed.
  * salt keeps two benchmarks of one job (or one script) off the same port.
+ * It lies below the kernel's ephemeral range (ip_local_port_range), where
+ * no outgoing connection of mpirun's or anyone's can be holding it (a CI
+ * run failed on "Address already in use" with port 38770).
  */
 static inline int
 pp_job_port(unsigned salt)
@@ -172,7 +175,15 @@ pp_job_port(unsigned salt)
 	    "OMPI_MCA_orte_ess_jobid", "PMI_JOBID", "SLURM_JOB_ID", NULL};
 	uint32_t    h = 2166136261u;
 	const char *v = NULL;
-	int         i;
+	int         i, low = 32768, span;
+	FILE       *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%d", &low) != 1)
+			low = 32768;
+		fclose(f);
+	}
+	span = low - 20000 >= 2000 ? low - 20000 : 12000;
 
 	for (i = 0; vars[i] != NULL && v == NULL; i++)
 		v = getenv(vars[i]);
@@ -182,7 +193,7 @@ pp_job_port(unsigned salt)
 		h = (h ^ (uint8_t) *v) * 16777619u;
 	if (salt != 0)
 		h = (h ^ salt) * 16777619u;
-	return 20000 + (int) (h % 20000);
+	return 20000 + (int) (h % (uint32_t) span);
 }
 
 /* Summarise one size's one-way latencies (sorts lat) and print its row. */
