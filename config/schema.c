@@ -353,7 +353,7 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(keepalive_ms),
 	    "a peer whose host stops answering (cable, power, partition) is "
 	    "lost after about this long; outages shorter than it less 2 s "
-	    "are ridden out" },
+	    "(1 s below 4000) are ridden out" },
 	{ "progress.spin_us", RMQ_SCHEMA_INT, 0, 10000000, 1000, NULL,
 	    FIELD(spin_us), "microseconds of polling before sleeping" },
 	{ "progress.mode", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_PROGRESS_INLINE,

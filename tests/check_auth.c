@@ -268,20 +268,6 @@ END_TEST
 
 /* ---- the wire, spoken by hand ---- */
 
-static int
-raw_connect(const char *ep)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	const char        *colon = strrchr(ep, ':');
-	int                fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_ptr_nonnull(colon);
-	sin.sin_port        = htons((uint16_t) atoi(colon + 1));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
-	return fd;
-}
-
 /* One frame (2 s at most): its kind, body in body; -1 at EOF. */
 static int
 raw_read(int fd, uint8_t *body, size_t *len)
@@ -354,7 +340,7 @@ raw_challenge(const char *ep, const uint8_t *nc, uint8_t *nb)
 	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX], zero[32] = {0};
 	uint8_t mac[32], want[32];
 	size_t  len;
-	int     fd = raw_connect(ep);
+	int     fd = tcp_connect_raw(ep);
 
 	raw_send(fd, b, rmq_ctrl_encode_auth(b, nc, zero));
 	ck_assert_int_eq(raw_read(fd, b, &len), RMQ_CK_AUTH);
@@ -383,7 +369,7 @@ START_TEST(test_wire)
 	h.maxmsg   = UINT64_MAX;
 
 	/* 1. A HELLO first: a REJECT, and nothing of the binder's. */
-	fd = raw_connect(ep);
+	fd = tcp_connect_raw(ep);
 	raw_send(fd, b, rmq_ctrl_encode_hello(b, &h));
 	expect_reject(fd, RMQ_EAUTH);
 

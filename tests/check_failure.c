@@ -169,19 +169,6 @@ END_TEST
 /* ---- handshakes ---- */
 
 static int
-tcp_connect_raw(const char *ep)
-{
-	struct sockaddr_in sin = {.sin_family = AF_INET};
-	const char        *colon = strrchr(ep, ':');
-	int                fd    = socket(AF_INET, SOCK_STREAM, 0);
-
-	sin.sin_port        = htons((uint16_t) atoi(colon + 1));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
-	return fd;
-}
-
-static int
 serve_after_garbage(rmq_socket *s, void *arg)
 {
 	struct rmq_stats st;

@@ -82,6 +82,7 @@ watch_add(struct watch *w, const void *at, size_t len, bool foreign)
 	w->mapped[i] = peek(at, w->was[i], len);
 }
 
+
 static void
 watch_reset(struct watch *w)
 {
@@ -140,9 +141,8 @@ watch_check(struct watch *w, const char *what)
 			}
 			free(now);
 		}
-		free(w->was[i]);
 	}
-	w->n = 0;
+	watch_reset(w);
 	return bad;
 }
 

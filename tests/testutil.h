@@ -9,6 +9,7 @@
 #ifndef RMQ_TESTUTIL_H
 #define RMQ_TESTUTIL_H
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <glob.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -186,6 +188,22 @@ children_check(const pid_t *pids, int *st, int n, const char *what)
 		ck_assert_msg(st[i] == 0, "%s: child %d exited with status %d",
 		              what, i, st[i]);
 	}
+}
+
+/* A plain TCP connection to ep's port on loopback (to speak the control
+ * protocol by hand). */
+static inline int
+tcp_connect_raw(const char *ep)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	const char        *colon = strrchr(ep, ':');
+	int                fd    = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_ptr_nonnull(colon);
+	sin.sin_port        = htons((uint16_t) atoi(colon + 1));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *) &sin, sizeof(sin)), 0);
+	return fd;
 }
 
 /* Open a context and a socket of type, connected to ep. */

@@ -39,10 +39,21 @@ proof(const struct rmq_socket *s, const char *label, const uint8_t *nc,
 	sodium_memzero(&st, sizeof(st));
 }
 
+/* Our nonce and our proof under label, to fd. */
 static int
-send_frame(int fd, const uint8_t *b, size_t n)
+send_proof(const struct rmq_socket *s, const char *label, const uint8_t *nc,
+           const uint8_t *nb, const uint8_t *ours, int fd, char *reason,
+           size_t rl)
 {
-	return rmq_write_all(fd, b, n, 1000);
+	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_AUTH_NONCE + RMQ_AUTH_MAC];
+	uint8_t mac[RMQ_AUTH_MAC];
+	int     rc;
+
+	proof(s, label, nc, nb, mac);
+	rc = rmq_write_all(fd, b, rmq_ctrl_encode_auth(b, ours, mac), 1000);
+	if (rc != 0)
+		snprintf(reason, rl, "cannot send our proof");
+	return rc;
 }
 
 /* Counted; the peer told why as a REJECT on fd (-1: the caller does). */
@@ -55,7 +66,8 @@ refuse(struct rmq_socket *s, int fd, const char *why, char *reason,
 
 	snprintf(r.reason, sizeof(r.reason), "%s", why);
 	if (fd >= 0)
-		(void) send_frame(fd, b, rmq_ctrl_encode_reject(b, &r));
+		(void) rmq_write_all(fd, b, rmq_ctrl_encode_reject(b, &r),
+		                     1000);
 	snprintf(reason, rl, "%s", why);
 	s->stats.auth_failures++;
 	return -RMQ_EAUTH;
@@ -77,7 +89,6 @@ rmq_auth_connecter(struct rmq_socket *s, struct rmq_auth *a, int fd,
                    int kind, const uint8_t *body, size_t len, char *reason,
                    size_t rl)
 {
-	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_AUTH_NONCE + RMQ_AUTH_MAC];
 	uint8_t mac[RMQ_AUTH_MAC], want[RMQ_AUTH_MAC];
 	int     rc;
 
@@ -93,12 +104,10 @@ rmq_auth_connecter(struct rmq_socket *s, struct rmq_auth *a, int fd,
 		return refuse(s, fd,
 		              "the binder's proof is wrong: it holds another "
 		              "key", reason, rl);
-	proof(s, connecter_label, a->mine, a->theirs, mac);
-	rc = send_frame(fd, b, rmq_ctrl_encode_auth(b, a->mine, mac));
-	if (rc != 0) {
-		snprintf(reason, rl, "cannot send our proof");
+	rc = send_proof(s, connecter_label, a->mine, a->theirs, a->mine, fd,
+	                reason, rl);
+	if (rc != 0)
 		return rc;
-	}
 	a->step = RMQ_AUTH_DONE;
 	return 1;
 }
@@ -107,7 +116,6 @@ int
 rmq_auth_binder(struct rmq_socket *s, struct rmq_auth *a, int fd, int kind,
                 const uint8_t *body, size_t len, char *reason, size_t rl)
 {
-	uint8_t b[RMQ_CTRL_HDR_SIZE + RMQ_AUTH_NONCE + RMQ_AUTH_MAC];
 	uint8_t nonce[RMQ_AUTH_NONCE], mac[RMQ_AUTH_MAC], want[RMQ_AUTH_MAC];
 	int     rc;
 
@@ -141,12 +149,10 @@ rmq_auth_binder(struct rmq_socket *s, struct rmq_auth *a, int fd, int kind,
 	if (a->step == RMQ_AUTH_START) {
 		memcpy(a->theirs, nonce, RMQ_AUTH_NONCE);
 		randombytes_buf(a->mine, sizeof(a->mine));
-		proof(s, binder_label, a->theirs, a->mine, mac);
-		rc = send_frame(fd, b, rmq_ctrl_encode_auth(b, a->mine, mac));
-		if (rc != 0) {
-			snprintf(reason, rl, "cannot send our proof");
+		rc = send_proof(s, binder_label, a->theirs, a->mine, a->mine,
+		                fd, reason, rl);
+		if (rc != 0)
 			return rc;
-		}
 		a->step = RMQ_AUTH_WANT;
 		return 1;
 	}

@@ -209,15 +209,6 @@ dial_failed(struct rmq_socket *s, struct rmq_dialer *d, int err)
 
 static void dial_ready(struct rmq_source *src, short revents, void *owner);
 
-/* A fresh connection's buffer takes a handshake frame whole. */
-static int
-send_all(int fd, const uint8_t *b, size_t n)
-{
-	ssize_t w = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-	return w == (ssize_t) n ? 0 : w < 0 ? -errno : -RMQ_ECONNRESET;
-}
-
 static int
 dial_hello(struct rmq_socket *s, struct rmq_dialer *d)
 {
@@ -225,7 +216,9 @@ dial_hello(struct rmq_socket *s, struct rmq_dialer *d)
 	struct rmq_hello h;
 
 	rmq_hello_fill(s, d->fd, d->p, &h);
-	return send_all(d->fd, b, rmq_ctrl_encode_hello(b, &h));
+	/* A fresh connection's buffer takes a handshake frame whole: no
+	 * wait for room. */
+	return rmq_write_all(d->fd, b, rmq_ctrl_encode_hello(b, &h), 0);
 }
 
 /* The control connection is up: our HELLO (or our AUTH), then its
@@ -249,7 +242,7 @@ dial_connected(struct rmq_socket *s, struct rmq_dialer *d)
 	/* With auth.key_file, our HELLO waits until the binder has proven
 	 * itself (dial_ready). */
 	n = rmq_auth_on(s) ? rmq_auth_start(s, &d->auth, b) : 0;
-	rc = n > 0 ? send_all(d->fd, b, n) : dial_hello(s, d);
+	rc = n > 0 ? rmq_write_all(d->fd, b, n, 0) : dial_hello(s, d);
 	if (rc != 0) {
 		dial_failed(s, d, rc);
 		return;
