@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -64,6 +65,19 @@ rmq_now_ns(void)
 }
 
 int64_t
+rmq_now_coarse_ns(void)
+{
+	struct timespec ts;
+
+#ifdef CLOCK_MONOTONIC_COARSE
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+	return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t
 rmq_deadline(int timeout_ms)
 {
 	if (timeout_ms < 0)
@@ -71,14 +85,50 @@ rmq_deadline(int timeout_ms)
 	return rmq_now_ns() + (int64_t) timeout_ms * 1000000;
 }
 
+/*
+ * Keys must not be guessable, so they come from the kernel's CSPRNG; but
+ * one getrandom() per key cost 250 ns here, and every rendezvous send
+ * registers its payload under a fresh key.  So each thread draws 32 at a
+ * time and hands them out once each.  A forked child starts with an empty
+ * pool: it never reuses (or lets its parent know) the parent's next keys.
+ */
+#define RANDOM_POOL 32 /* 256 bytes: getrandom() fills it whole */
+
+static _Thread_local uint64_t random_pool[RANDOM_POOL];
+static _Thread_local unsigned random_left;
+static pthread_once_t         random_once = PTHREAD_ONCE_INIT;
+
+static void
+random_forget(void)
+{
+	/* Only the forking thread lives on in the child. */
+	explicit_bzero(random_pool, sizeof(random_pool));
+	random_left = 0;
+}
+
+static void
+random_atfork(void)
+{
+	(void) pthread_atfork(NULL, NULL, random_forget);
+}
+
 uint64_t
 rmq_random64(void)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	/* getrandom() from the kernel CSPRNG; keys must not be guessable. */
-	if (getrandom(&v, sizeof(v), 0) != (ssize_t) sizeof(v))
-		v = (uint64_t) rmq_now_ns() * 0x9e3779b97f4a7c15ull;
+	pthread_once(&random_once, random_atfork);
+	if (random_left == 0) {
+		if (getrandom(random_pool, sizeof(random_pool), 0) !=
+		    (ssize_t) sizeof(random_pool)) {
+			/* Not seeded yet (early boot): the clock, scrambled,
+			 * and no pool kept. */
+			return (uint64_t) rmq_now_ns() * 0x9e3779b97f4a7c15ull;
+		}
+		random_left = RANDOM_POOL;
+	}
+	v = random_pool[--random_left];
+	random_pool[random_left] = 0; /* handed out once */
 	return v;
 }
 

@@ -33,6 +33,9 @@ void rmq_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void     rmq_log_set_level(int level);
 int64_t  rmq_now_ns(void);
+/* The kernel's tick-grained monotonic clock (1-4 ms steps): 3 ns a read
+ * against 24 for rmq_now_ns here, for cadences on a per-message path. */
+int64_t  rmq_now_coarse_ns(void);
 /* Deadline in ns from a timeout in ms (-1: forever -> INT64_MAX). */
 int64_t  rmq_deadline(int timeout_ms);
 uint64_t rmq_random64(void);

@@ -477,8 +477,13 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	 * pushing, every 50 microseconds, not at every send (a CQ poll
 	 * costs as much as the send on tcp), and again before one would
 	 * miss this message for want of a credit; with the log (whose
-	 * readers' news come as writes and timers), at every send. */
-	now = rmq_now_ns();
+	 * readers' news come as writes and timers), at every send.  The
+	 * coarse clock: a fine one cost 24 of the 105 ns an 8-byte PUB
+	 * send took on shm; it steps every kernel tick, so under a fast
+	 * stream news come in once a tick (1-4 ms) and credits whenever a
+	 * subscriber runs short, and sends further apart than a tick each
+	 * take them in as before. */
+	now = rmq_now_coarse_ns();
 	if (st->log != NULL || now - st->news_at >= PS_NEWS_NS) {
 		rmq_pat_progress(s);
 		st->news_at = now;

@@ -116,7 +116,8 @@ measure(struct rmq_perf_side *side, void *arg)
 	struct rmq_stats     st0, st1;
 	rmq_socket          *s  = side->s;
 	uint8_t             *sb = NULL, *rb = NULL;
-	double              *lat = NULL, t0;
+	double              *lat = NULL;
+	struct pp_stamps     st  = {0};
 	size_t               max = sizeof(p), size;
 	ssize_t              rc;
 	char                 prov[64] = "";
@@ -183,10 +184,14 @@ measure(struct rmq_perf_side *side, void *arg)
 			goto out;
 		/* After the plan: the probe wrote over the start of sb. */
 		pp_fill(sb, size, (uint64_t) k);
+		pp_stamps_free(&st);
+		if (pp_stamps_init(&st, iters) != 0)
+			goto out;
 		for (i = 0; i < warm + iters; i++) {
-			if (i == warm)
+			if (i == warm) {
 				rmq_stats(s, &st0);
-			t0 = pp_now_us();
+				pp_stamps_start(&st);
+			}
 			rc = rmq_send(s, sb, size, 0);
 			if (rc >= 0)
 				rc = rmq_recv(s, rb, size, 0);
@@ -195,7 +200,7 @@ measure(struct rmq_perf_side *side, void *arg)
 				goto out;
 			}
 			if (i >= warm)
-				lat[i - warm] = (pp_now_us() - t0) / 2;
+				pp_stamp(&st, i - warm);
 			if ((size_t) rc != size ||
 			    (o->check && !verify(rb, size, (uint64_t) k))) {
 				fprintf(stderr,
@@ -204,6 +209,7 @@ measure(struct rmq_perf_side *side, void *arg)
 				goto out;
 			}
 		}
+		pp_stamps_finish(&st, lat);
 		rmq_stats(s, &st1);
 		pp_report(o->csv, size, lat, iters,
 		          rmq_path_name(rmq_perf_main_path(&st0, &st1)));
@@ -220,6 +226,7 @@ out:
 	free(sb);
 	free(rb);
 	free(lat);
+	pp_stamps_free(&st);
 	return ret;
 }
 

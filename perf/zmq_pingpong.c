@@ -394,7 +394,8 @@ static int
 measure(void *s, const struct opts *o, const char *what)
 {
 	uint8_t *sb = NULL, *rb = NULL;
-	double  *lat = NULL, t0, t1;
+	double  *lat = NULL;
+	struct pp_stamps st = {0};
 	size_t   max = 1, size;
 	char     path[16];
 	int      k, i, iters, warm, major, minor, patch, ret = 1;
@@ -435,8 +436,14 @@ measure(void *s, const struct opts *o, const char *what)
 		pp_fill(sb, size, (uint64_t) k);
 		if (plan_send(s, CMD_SIZE, size, (uint64_t) warm + (uint64_t) iters))
 			goto out;
+		pp_stamps_free(&st);
+		if (pp_stamps_init(&st, iters) != 0) {
+			fail_errno("malloc", ENOMEM);
+			goto out;
+		}
 		for (i = 0; i < warm + iters; i++) {
-			t0 = pp_now_us();
+			if (i == warm)
+				pp_stamps_start(&st);
 			if (xsend(s, sb, size) != 0) {
 				fail_zmq("send ping");
 				goto out;
@@ -445,15 +452,15 @@ measure(void *s, const struct opts *o, const char *what)
 				fail_zmq("receive pong");
 				goto out;
 			}
-			t1 = pp_now_us();
 			if (i >= warm)
-				lat[i - warm] = (t1 - t0) / 2;
+				pp_stamp(&st, i - warm);
 			if (i == 0 && memcmp(rb, sb, size) != 0) {
 				fprintf(stderr, PROG ": %zu B: corrupt echo\n",
 				        size);
 				goto out;
 			}
 		}
+		pp_stamps_finish(&st, lat);
 		pp_report(o->csv, size, lat, iters, path);
 		if (fflush(stdout) != 0) {
 			fail_errno("stdout", errno);
@@ -466,6 +473,7 @@ out:
 	free(sb);
 	free(rb);
 	free(lat);
+	pp_stamps_free(&st);
 	return ret;
 }
 

@@ -8,6 +8,9 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
@@ -427,6 +430,57 @@ START_TEST(test_wait_many_spinning)
 }
 END_TEST
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Memory keys come from a per-thread pool of getrandom() output: each is
+ * handed out once, and a forked child never gets the parent's next ones. */
+START_TEST(test_random_keys)
+{
+	enum { N = 4096, K = 8 };
+	uint64_t *v = malloc(N * sizeof(*v)), mine[K], theirs[K];
+	int       fds[2], i, j, same = 0, status;
+	pid_t     pid;
+
+	ck_assert_ptr_nonnull(v);
+	for (i = 0; i < N; i++)
+		v[i] = rmq_random64();
+	qsort(v, N, sizeof(*v), cmp_u64);
+	for (i = 1; i < N; i++)
+		ck_assert_msg(v[i] != v[i - 1], "key %llx handed out twice",
+		              (unsigned long long) v[i]);
+	free(v);
+	(void) rmq_random64(); /* the pool part used */
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (i = 0; i < K; i++)
+			theirs[i] = rmq_random64();
+		_exit(write(fds[1], theirs, sizeof(theirs)) ==
+		      (ssize_t) sizeof(theirs) ? 0 : 1);
+	}
+	for (i = 0; i < K; i++)
+		mine[i] = rmq_random64();
+	ck_assert_int_eq(read(fds[0], theirs, sizeof(theirs)),
+	                 (ssize_t) sizeof(theirs));
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (i = 0; i < K; i++)
+		for (j = 0; j < K; j++)
+			same += mine[i] == theirs[j];
+	ck_assert_msg(same == 0, "the child drew %d of the parent's keys",
+	              same);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 static Suite *
 reactor_suite(void)
 {
@@ -443,6 +497,7 @@ reactor_suite(void)
 	tcase_add_test(tc, test_after_hooks);
 	tcase_add_test(tc, test_wait_many);
 	tcase_add_test(tc, test_wait_many_spinning);
+	tcase_add_test(tc, test_random_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
