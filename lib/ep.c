@@ -58,6 +58,19 @@ out:
 	return rc;
 }
 
+/* Shard k's endpoint and posted-slab count (socket.h). */
+static struct fid_ep *
+shard_ep(struct rmq_socket *s, int k)
+{
+	return k == 0 ? s->ep : s->shards[k - 1].ep;
+}
+
+static int *
+shard_nposted(struct rmq_socket *s, int k)
+{
+	return k == 0 ? &s->nposted : &s->shards[k - 1].nposted;
+}
+
 static void
 slab_free(struct rmq_slab *sl)
 {
@@ -107,13 +120,13 @@ slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	if (flags & FI_MULTI_RECV) {
 		/* Spent: another goes up after this CQ pass. */
 		sl->posted = false;
-		s->nposted--;
+		(*shard_nposted(s, sl->shard))--;
 		rmq_reactor_arm(&s->reactor, s->slab_hook, true);
 	}
 }
 
 static int
-slab_post(struct rmq_socket *s, struct rmq_slab *sl)
+slab_post(struct rmq_socket *s, struct rmq_slab *sl, int shard)
 {
 	struct iovec iov = {.iov_base = sl->buf, .iov_len = sl->size};
 	struct fi_msg m  = {
@@ -125,10 +138,11 @@ slab_post(struct rmq_socket *s, struct rmq_slab *sl)
         };
 	ssize_t rc;
 
-	rc = fi_recvmsg(s->ep, &m, FI_MULTI_RECV);
+	rc = fi_recvmsg(shard_ep(s, shard), &m, FI_MULTI_RECV);
 	if (rc == 0) {
 		sl->posted = true;
-		s->nposted++;
+		sl->shard  = shard;
+		(*shard_nposted(s, shard))++;
 	}
 	return (int) rc;
 }
@@ -170,26 +184,53 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 	return 0;
 }
 
+/* Keep cfg.slabs slabs posted on one endpoint. */
+static int
+shard_replenish(struct rmq_socket *s, int shard)
+{
+	int             *n = shard_nposted(s, shard);
+	struct rmq_slab *sl;
+	int              rc;
+
+	for (sl = s->slabs; sl != NULL && *n < s->ctx->cfg.slabs;
+	     sl = sl->next)
+		if (!sl->posted && slab_idle(sl)) {
+			rc = slab_post(s, sl, shard);
+			if (rc != 0)
+				return rc;
+		}
+	while (*n < s->ctx->cfg.slabs) {
+		rc = slab_new(s, &sl);
+		if (rc == 0)
+			rc = slab_post(s, sl, shard);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static bool
+slabs_short(struct rmq_socket *s)
+{
+	int k;
+
+	if (s->ep == NULL)
+		return false;
+	for (k = 0; k <= s->nshards; k++)
+		if (*shard_nposted(s, k) < s->ctx->cfg.slabs)
+			return true;
+	return false;
+}
+
 static int
 slabs_replenish(struct rmq_socket *s)
 {
 	struct rmq_slab *sl, **pp;
-	int              rc = 0, spare = 0;
+	int              rc = 0, spare = 0, k;
 
-	for (sl = s->slabs; sl != NULL && s->nposted < s->ctx->cfg.slabs;
-	     sl = sl->next)
-		if (!sl->posted && slab_idle(sl)) {
-			rc = slab_post(s, sl);
-			if (rc != 0)
-				return rc;
-		}
-	while (s->nposted < s->ctx->cfg.slabs) {
-		rc = slab_new(s, &sl);
-		if (rc == 0)
-			rc = slab_post(s, sl);
-		if (rc != 0)
+	for (k = 0; k <= s->nshards; k++)
+		if ((rc = shard_replenish(s, k)) != 0)
 			return rc;
-	}
 	/* Free idle slabs left over from a burst. */
 	for (pp = &s->slabs; (sl = *pp) != NULL;) {
 		if (!sl->posted && slab_idle(sl) &&
@@ -238,19 +279,19 @@ cq_open(struct rmq_socket *s)
  * with a random part, so no leftover can ever be in the way.
  */
 static int
-unique_name(struct rmq_socket *s)
+unique_name(struct fi_info *info)
 {
 	char name[64];
 
 	snprintf(name, sizeof(name), "rmq_%d_%016llx", (int) getpid(),
 	         (unsigned long long) rmq_random64());
-	free(s->info->src_addr);
-	s->info->src_addr = strdup(name);
-	if (s->info->src_addr == NULL) {
-		s->info->src_addrlen = 0;
+	free(info->src_addr);
+	info->src_addr = strdup(name);
+	if (info->src_addr == NULL) {
+		info->src_addrlen = 0;
 		return -RMQ_ENOMEM;
 	}
-	s->info->src_addrlen = strlen(name) + 1;
+	info->src_addrlen = strlen(name) + 1;
 	return 0;
 }
 
@@ -261,10 +302,9 @@ slabs_after(void *owner)
 {
 	struct rmq_socket *s = owner;
 
-	if (s->nposted < s->ctx->cfg.slabs && s->ep != NULL)
+	if (slabs_short(s))
 		(void) slabs_replenish(s);
-	rmq_reactor_arm(&s->reactor, s->slab_hook,
-	                s->nposted < s->ctx->cfg.slabs && s->ep != NULL);
+	rmq_reactor_arm(&s->reactor, s->slab_hook, slabs_short(s));
 }
 
 int
@@ -333,7 +373,7 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 
 	rc = cq_open(s);
 	if (rc == 0 && s->info->addr_format == FI_ADDR_STR)
-		rc = unique_name(s);
+		rc = unique_name(s->info);
 	if (rc == 0)
 		rc = fi_av_open(s->dom->domain, &av_attr, &s->av, NULL);
 	if (rc == 0)
@@ -381,15 +421,153 @@ close_fid(struct fid *fid, const char *what)
 		        fi_strerror(-rc));
 }
 
+/* ---- shards: more peers than one endpoint's address table takes ---- */
+
+/* Shard k: an endpoint like ep (same domain, CQ and options), its own
+ * address table, its own name (shm), slabs of its own. */
+static int
+shard_open(struct rmq_socket *s, struct rmq_shard *sh, int k)
+{
+	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
+	struct fi_info   *info    = fi_dupinfo(s->info);
+	size_t            len;
+	int               rc = 0;
+
+	if (info == NULL)
+		return -RMQ_ENOMEM;
+	if (info->addr_format == FI_ADDR_STR)
+		rc = unique_name(info);
+	if (rc == 0)
+		rc = fi_av_open(s->dom->domain, &av_attr, &sh->av, NULL);
+	if (rc == 0)
+		rc = fi_endpoint(s->dom->domain, info, &sh->ep, NULL);
+	if (rc == 0)
+		rc = fi_ep_bind(sh->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc == 0)
+		rc = fi_ep_bind(sh->ep, &sh->av->fid, 0);
+	if (rc == 0)
+		rc = fi_enable(sh->ep);
+	if (rc == 0)
+		rc = fi_setopt(&sh->ep->fid, FI_OPT_ENDPOINT,
+		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
+		               sizeof(s->min_multi));
+	if (rc == 0) {
+		len = sizeof(sh->fabaddr);
+		rc  = fi_getname(&sh->ep->fid, sh->fabaddr, &len);
+		sh->fabaddr_len = len;
+	}
+	fi_freeinfo(info);
+	if (rc == 0) {
+		s->nshards++; /* before its slabs: shard_nposted(s, k) */
+		rc = shard_replenish(s, k);
+		if (rc != 0)
+			return rc; /* stays open, closed with the socket */
+		rmq_log(RMQ_LOG_INFO, "%s: endpoint %d opened for peers "
+		        "past %d", s->prov->name, k, k * s->prov->max_peers);
+		return 0;
+	}
+	close_fid(sh->ep ? &sh->ep->fid : NULL, "endpoint");
+	close_fid(sh->av ? &sh->av->fid : NULL, "address vector");
+	memset(sh, 0, sizeof(*sh));
+	return rc;
+}
+
+int
+rmq_ep_shard_take(struct rmq_socket *s, char *reason, size_t rl)
+{
+	int cap = s->prov->max_peers, k, rc;
+
+	for (k = 0; k <= s->nshards; k++)
+		if (cap == 0 || s->shard_peers[k] < cap)
+			break;
+	if (k > s->nshards) {
+		/* Registrations bound to one endpoint (FI_MR_ENDPOINT) would
+		 * not serve the others: no shards there. */
+		if (k == RMQ_SHARDS_MAX || s->dom->caps.mr_endpoint) {
+			snprintf(reason, rl, "provider %s takes at most %d "
+			         "peers per socket here", s->prov->name,
+			         (s->nshards + 1) * cap);
+			return -RMQ_EPEERFULL;
+		}
+		if (s->shards == NULL &&
+		    (s->shards = calloc(RMQ_SHARDS_MAX - 1,
+		                        sizeof(*s->shards))) == NULL)
+			return -RMQ_ENOMEM;
+		rc = shard_open(s, &s->shards[k - 1], k);
+		if (rc != 0) {
+			snprintf(reason, rl, "cannot open endpoint %d for "
+			         "peers past %d: %s", k, k * cap,
+			         fi_strerror(rc < 0 ? -rc : rc));
+			return rc == -RMQ_ENOMEM ? rc : -RMQ_EPEERFULL;
+		}
+	}
+	s->shard_peers[k]++;
+	return k;
+}
+
+struct fid_ep *
+rmq_ep_shard_ep(const struct rmq_socket *s, int k)
+{
+	return k <= 0 ? s->ep : s->shards[k - 1].ep;
+}
+
+struct fid_av *
+rmq_ep_shard_av(const struct rmq_socket *s, int k)
+{
+	return k <= 0 ? s->av : s->shards[k - 1].av;
+}
+
+const uint8_t *
+rmq_ep_shard_addr(const struct rmq_socket *s, int k, size_t *len)
+{
+	if (k <= 0) {
+		*len = s->fabaddr_len;
+		return s->fabaddr;
+	}
+	*len = s->shards[k - 1].fabaddr_len;
+	return s->shards[k - 1].fabaddr;
+}
+
+void
+rmq_ep_shard_put(struct rmq_socket *s, int k, fi_addr_t addr)
+{
+	struct fid_av *av = rmq_ep_shard_av(s, k);
+
+	if (addr != FI_ADDR_UNSPEC && av != NULL)
+		fi_av_remove(av, &addr, 1, 0);
+	s->shard_peers[k]--;
+}
+
+void
+rmq_ep_shards_close(struct rmq_socket *s)
+{
+	int k;
+
+	for (k = 0; k < s->nshards; k++) {
+		close_fid(s->shards[k].ep ? &s->shards[k].ep->fid : NULL,
+		          "endpoint");
+		s->shards[k].ep = NULL;
+	}
+}
+
 void
 rmq_ep_close(struct rmq_socket *s)
 {
 	struct rmq_slab *sl, *next;
+	int              k;
 
 	close_fid(s->ep ? &s->ep->fid : NULL, "endpoint");
 	s->ep = NULL;
+	rmq_ep_shards_close(s);
 	close_fid(s->av ? &s->av->fid : NULL, "address vector");
 	s->av = NULL;
+	for (k = 0; k < s->nshards; k++)
+		close_fid(s->shards[k].av ? &s->shards[k].av->fid : NULL,
+		          "address vector");
+	free(s->shards);
+	s->shards  = NULL;
+	s->nshards = 0;
+	memset(s->shard_peers, 0, sizeof(s->shard_peers));
 	close_fid(s->cq ? &s->cq->fid : NULL, "completion queue");
 	s->cq = NULL;
 	for (sl = s->slabs; sl != NULL; sl = next) {

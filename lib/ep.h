@@ -36,6 +36,7 @@ struct rmq_slab {
 	void               *desc;
 	atomic_int          refs;
 	bool                posted;
+	int                 shard; /* the endpoint it is posted on */
 };
 
 struct rmq_path_table;
@@ -53,5 +54,20 @@ int  rmq_mr_reg(struct rmq_socket *s, void *buf, size_t len, uint64_t access,
 /* Strict mode: a local buffer posted without a descriptor is a bug. */
 int  rmq_strict_desc(struct rmq_socket *s, const void *desc, const char *op);
 void rmq_slab_unref(struct rmq_slab *sl);
+
+/*
+ * An endpoint for one more peer: the index of a shard with room in its
+ * address table (opened if none has), or -RMQ_EPEERFULL with the reason.
+ */
+int  rmq_ep_shard_take(struct rmq_socket *s, char *reason, size_t rl);
+/* Shard k's endpoint, address table and fabric address. */
+struct fid_ep *rmq_ep_shard_ep(const struct rmq_socket *s, int k);
+struct fid_av *rmq_ep_shard_av(const struct rmq_socket *s, int k);
+const uint8_t *rmq_ep_shard_addr(const struct rmq_socket *s, int k,
+                                 size_t *len);
+/* A peer of shard k leaves (addr: its entry in the table, or unspec). */
+void rmq_ep_shard_put(struct rmq_socket *s, int k, fi_addr_t addr);
+/* Close the shards' endpoints (posted slabs are cancelled with them). */
+void rmq_ep_shards_close(struct rmq_socket *s);
 
 #endif /* RMQ_EP_H */

@@ -274,10 +274,10 @@ rma_post(struct rmq_pat_rma *r, struct rmq_peer *p, bool write,
 	if (rc != 0)
 		return (int) rc;
 	if (write)
-		rc = fi_write(s->ep, m->buf + off, len, m->desc, p->fiaddr,
+		rc = fi_write(rmq_peer_ep(s, p), m->buf + off, len, m->desc, p->fiaddr,
 		              raddr, rkey, &r->op.fctx);
 	else
-		rc = fi_read(s->ep, m->buf + off, len, m->desc, p->fiaddr,
+		rc = fi_read(rmq_peer_ep(s, p), m->buf + off, len, m->desc, p->fiaddr,
 		             raddr, rkey, &r->op.fctx);
 	if (rc == -FI_EAGAIN)
 		return -RMQ_EAGAIN; /* the provider is busy: again later */

@@ -382,6 +382,7 @@ rmq_close_locked(rmq_socket *s)
 	if (s->ep != NULL && (rc = fi_close(&s->ep->fid)) != 0)
 		rmq_log(RMQ_LOG_WARN, "close: endpoint: %s", fi_strerror(-rc));
 	s->ep = NULL;
+	rmq_ep_shards_close(s);
 	rmq_reactor_set_cq(&s->reactor, NULL, -1, NULL, false);
 	rmq_pat_rma_close(s);
 	rmq_paths_fini(s); /* what the provider held is ours again */

@@ -42,6 +42,20 @@ struct rmq_txpool;
 
 #define RMQ_MT_SLOTS 16 /* message types a row may own (wire.h) */
 
+/*
+ * One more endpoint of a socket's, on its CQ, with its own address table
+ * and slabs (ep.c).  libfabric 1.17's shm takes at most 256 addresses per
+ * table, so a socket with more peers spreads them over shards.
+ */
+#define RMQ_SHARDS_MAX 16
+struct rmq_shard {
+	struct fid_ep *ep;
+	struct fid_av *av;
+	int            nposted;
+	uint8_t        fabaddr[RMQ_ADDR_MAX];
+	size_t         fabaddr_len;
+};
+
 struct rmq_socket {
 	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
 	int                rings;     /* peers holding a ring of ours
@@ -74,6 +88,12 @@ struct rmq_socket {
 	size_t             min_multi; /* FI_OPT_MIN_MULTI_RECV */
 	struct rmq_slab   *slabs;     /* all slabs */
 	int                nposted;
+	/* Endpoints beside ep for peers past the provider's addresses per
+	 * endpoint (ep.c; shm 1.17: 256): shard 0 is ep, av and nposted
+	 * above, shard k > 0 is shards[k - 1]. */
+	struct rmq_shard  *shards;
+	int                nshards;   /* opened, beside ep */
+	int                shard_peers[RMQ_SHARDS_MAX];
 	int                slab_hook; /* its after-pass hook (reposting) */
 	/* A fabric message landed in a slab (xfer.c's receive). */
 	/* A peer went LIVE (either side of a handshake; xfer.c's). */

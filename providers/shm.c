@@ -65,9 +65,12 @@ const struct rmq_prov rmq_prov_shm = {
 	 * survived every run.  thresholds.fanout_log turns it on.
 	 */
 	.fanout_log   = 0,
-	/* libfabric 1.17's shm addresses at most 256 peers per endpoint
-	 * (its domain's ep_cnt): the 257th fi_av_insert fails with EINVAL
-	 * (measured, tests/many_peers 32 x 16). */
+	/* libfabric 1.17's shm takes at most 256 addresses per address
+	 * table: the 257th fi_av_insert fails with EINVAL (measured,
+	 * tests/many_peers 32 x 16).  A second endpoint in the same domain
+	 * with its own table takes 256 more (measured: four endpoints of
+	 * one process, 1,000 peers), so a socket opens one more endpoint
+	 * per 256 peers (ep.c's shards), up to RMQ_SHARDS_MAX. */
 	.max_peers    = 256,
 	.notes        = "same host only; RMA keys not enforced (trusted peers)",
 };

@@ -1099,6 +1099,110 @@ START_TEST(test_64_pushers_64mib)
 }
 END_TEST
 
+/* ---- one PULL connecting to more pushers than one shm endpoint takes ---- */
+
+#define BOUND_PROCS 6
+#define BOUND_SOCKS 50 /* 300 in all: past shm 1.17's 256 per endpoint */
+
+struct bound_pushers {
+	int      ep_fd;   /* our endpoints out */
+	int      done_fd; /* end of file: the test has all it needs */
+	int      done_w;  /* its other end, the test's */
+	uint32_t first;   /* our sockets' ids */
+};
+
+static int
+bound_pushers(void *arg)
+{
+	struct bound_pushers *a = arg;
+	rmq_socket           *s[BOUND_SOCKS];
+	char                  bep[64], ep[256], c;
+	size_t                len;
+	uint32_t              id;
+	rmq_ctx              *ctx;
+	int                   i, fails = 0;
+
+	close(a->done_w);
+	if (rmq_ctx_new(&ctx, NULL) != 0)
+		return 1;
+	for (i = 0; i < BOUND_SOCKS; i++) {
+		len = sizeof(ep);
+		if (rmq_socket_open(ctx, RMQ_PUSH, &s[i]) != 0 ||
+		    rmq_bind(s[i], bind_addr("shm", bep, sizeof(bep))) != 0 ||
+		    rmq_getopt(s[i], RMQ_LAST_ENDPOINT, ep, &len) != 0 ||
+		    pipe_put_ep(a->ep_fd, ep) != 0)
+			return 1;
+	}
+	for (i = 0; i < BOUND_SOCKS; i++) {
+		/* Waits for the PULL to connect. */
+		id = a->first + (uint32_t) i;
+		setopt_int(s[i], RMQ_SNDTIMEO, 60000);
+		if (rmq_send(s[i], &id, sizeof(id), 0) != (ssize_t) sizeof(id))
+			fails++;
+	}
+	(void) !read(a->done_fd, &c, 1); /* end of file: the test is done */
+	for (i = 0; i < BOUND_SOCKS; i++)
+		rmq_close(s[i]);
+	rmq_ctx_destroy(ctx);
+	return fails;
+}
+
+START_TEST(test_pull_connects_300)
+{
+	struct bound_pushers a[BOUND_PROCS];
+	pid_t                pids[BOUND_PROCS];
+	int                  st[BOUND_PROCS], epp[2], donep[2], i, n;
+	bool                 seen[BOUND_PROCS * BOUND_SOCKS] = {false};
+	char                 ep[256];
+	uint32_t             id;
+	rmq_ctx             *ctx;
+	rmq_socket          *s;
+	double               t0;
+
+	ck_assert_int_eq(pipe(epp), 0);
+	ck_assert_int_eq(pipe(donep), 0);
+	for (i = 0; i < BOUND_PROCS; i++) {
+		a[i] = (struct bound_pushers){.ep_fd = epp[1],
+		                              .done_fd = donep[0],
+		                              .done_w  = donep[1],
+		                              .first = (uint32_t) (i *
+		                                                   BOUND_SOCKS)};
+		pids[i] = spawn_child_secs(bound_pushers, &a[i], 300);
+	}
+	close(donep[0]);
+	t0 = test_now();
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
+	for (i = 0; i < BOUND_PROCS * BOUND_SOCKS; i++) {
+		ck_assert_int_eq(pipe_get_ep(epp[0], ep, 120000), 0);
+		ck_assert_msg(rmq_connect(s, ep) == 0, "connect %d to %s", i,
+		              ep);
+
+	}
+	setopt_int(s, RMQ_RCVTIMEO, 60000);
+	for (n = 0; n < BOUND_PROCS * BOUND_SOCKS; n++) {
+		ck_assert_int_eq(rmq_recv(s, &id, sizeof(id), 0),
+		                 (ssize_t) sizeof(id));
+		ck_assert_uint_lt(id, BOUND_PROCS * BOUND_SOCKS);
+		ck_assert_msg(!seen[id], "message %u twice", id);
+
+		seen[id] = true;
+	}
+	fprintf(stderr, "shm: one PULL connected to %d pushers and took a "
+	        "message from each in %.1f s\n", BOUND_PROCS * BOUND_SOCKS,
+	        test_now() - t0);
+	/* Ours first: a pusher's close then does not wait for our BYE. */
+	close_all(ctx, s);
+	close(donep[1]);
+	for (i = 0; i < BOUND_PROCS; i++) {
+		st[i] = reap(pids[i]);
+		ck_assert_msg(st[i] == 0, "pushers %d: status %d", i, st[i]);
+	}
+	close(epp[0]);
+	close(epp[1]);
+}
+END_TEST
+
 static Suite *
 pipeline_suite(void)
 {
@@ -1118,6 +1222,7 @@ pipeline_suite(void)
 	tcase_add_loop_only(tc, test_wrong_direction, 0, 1);
 	tcase_add_loop_only(tc, test_push_pattern_mismatch, 0, 3);
 	tcase_add_loop_only(tc, test_64_pushers, 0, 2);
+	tcase_add_test(tc, test_pull_connects_300);
 	suite_add_tcase(s, tc);
 	if (getenv("RMQ_TEST_STRESS") != NULL) {
 		tc = tcase_create("stress");

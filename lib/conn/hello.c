@@ -14,6 +14,7 @@
 #include "conn/addr.h"
 #include "conn/hello.h"
 #include "conn/peer.h"
+#include "ep.h"
 #include "path_ops.h"
 #include "pattern_ops.h"
 #include "socket.h"
@@ -30,6 +31,9 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 {
 	union rmq_inaddr fin, loc;
 	socklen_t        sl = sizeof(loc), fl;
+	const uint8_t   *addr;
+	size_t           alen;
+	char             why[128];
 	int              i;
 
 	memset(h, 0, sizeof(*h));
@@ -40,19 +44,23 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	h->rcvhwm    = (uint32_t) s->rcvhwm;
 	h->maxmsg    = s->maxmsg < 0 ? UINT64_MAX : (uint64_t) s->maxmsg;
 	h->eager_max = (uint32_t) (s->min_multi - RMQ_HDR_SIZE);
-	h->addr_len  = (uint16_t) s->fabaddr_len;
-	memcpy(h->addr, s->fabaddr, s->fabaddr_len);
+	/* The endpoint it will talk to (a dialer picks it here; if none has
+	 * room, its HELLO is refused by rmq_hello_accept with the reason). */
+	(void) rmq_peer_shard_pick(s, p, why, sizeof(why));
+	addr         = rmq_ep_shard_addr(s, p->shard, &alen);
+	h->addr_len  = (uint16_t) alen;
+	memcpy(h->addr, addr, alen);
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->hello_out != NULL)
 			s->path_ops[i]->hello_out(s, p, h);
 	/* h->addr sits at no particular alignment in the frame: copies. */
 	if (!(s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) ||
-	    s->fabaddr_len < sizeof(fin.in) || s->fabaddr_len > sizeof(fin))
+	    alen < sizeof(fin.in) || alen > sizeof(fin))
 		return;
 	memset(&fin, 0, sizeof(fin));
-	memcpy(&fin, h->addr, s->fabaddr_len);
+	memcpy(&fin, h->addr, alen);
 	fl = rmq_inaddr_len(&fin);
-	if (fl != s->fabaddr_len || !rmq_inaddr_any(&fin) ||
+	if (fl != alen || !rmq_inaddr_any(&fin) ||
 	    getsockname(fd, &loc.sa, &sl) != 0 ||
 	    loc.sa.sa_family != fin.sa.sa_family)
 		return;
@@ -85,13 +93,6 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		         "(needs %s)",
 		         s->pat->name, h->pattern, s->pat->peer_name);
 		return -RMQ_EPATTERN;
-	}
-	if (s->prov->max_peers != 0 && s->peers->nlive >= s->prov->max_peers) {
-		snprintf(reason, rl,
-		         "provider %s takes at most %d peers per socket (its "
-		         "endpoint's address table is full)",
-		         s->prov->name, s->prov->max_peers);
-		return -RMQ_EPEERFULL;
 	}
 	/* What it grants us is checked before anything of ours is given or
 	 * set up (the wire decoder has checked the ring's numbers and a
@@ -130,7 +131,11 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		snprintf(reason, rl, "fabric address is not a string");
 		return -RMQ_EPROTO;
 	}
-	rc = fi_av_insert(s->av, h->addr, 1, &p->fiaddr, 0, NULL);
+	rc = rmq_peer_shard_pick(s, p, reason, rl);
+	if (rc != 0)
+		return rc;
+	rc = fi_av_insert(rmq_ep_shard_av(s, p->shard), h->addr, 1,
+	                  &p->fiaddr, 0, NULL);
 	if (rc != 1) {
 		snprintf(reason, rl, "fi_av_insert: %s",
 		         fi_strerror(rc < 0 ? -rc : FI_EINVAL));

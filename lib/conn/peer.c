@@ -6,6 +6,7 @@
 #include <rdma/fi_domain.h>
 
 #include "conn/peer.h"
+#include "ep.h"
 #include "path_ops.h"
 #include "pattern_ops.h"
 #include "rxq.h"
@@ -60,6 +61,7 @@ rmq_peer_new(struct rmq_socket *s)
 	p->chan.src.fd  = -1;
 	p->chan.src.idx = -1;
 	p->fiaddr      = FI_ADDR_UNSPEC;
+	p->shard       = -1;
 	p->state       = RMQ_PEER_NEW;
 	t->slot[i]     = p;
 	t->n++;
@@ -121,6 +123,24 @@ chan_close(struct rmq_socket *s, struct rmq_peer *p)
 	p->chan.src.fd = -1;
 }
 
+int
+rmq_peer_shard_pick(struct rmq_socket *s, struct rmq_peer *p, char *reason,
+                    size_t rl)
+{
+	int k;
+
+	if (p->shard >= 0)
+		return 0;
+	k = rmq_ep_shard_take(s, reason, rl);
+	if (k < 0)
+		return k;
+	p->shard = k;
+	/* Shard 0 is s->ep itself: followed there, never left dangling
+	 * when the socket closes it. */
+	p->ep    = k == 0 ? NULL : rmq_ep_shard_ep(s, k);
+	return 0;
+}
+
 void
 rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 {
@@ -130,8 +150,10 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->peer_fini != NULL)
 			s->path_ops[i]->peer_fini(s, p);
-	if (p->fiaddr != FI_ADDR_UNSPEC && s->av != NULL)
-		fi_av_remove(s->av, &p->fiaddr, 1, 0);
+	if (p->shard >= 0)
+		rmq_ep_shard_put(s, p->shard, p->fiaddr);
+	p->shard  = -1;
+	p->fiaddr = FI_ADDR_UNSPEC;
 	chan_close(s, p);
 	if (p->gone != NULL)
 		p->gone(s, p); /* its maker lets go of it */

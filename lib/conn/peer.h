@@ -55,7 +55,9 @@ struct rmq_chan {
 struct rmq_peer {
 	uint32_t        id;        /* our id for it: slot | gen << 16 */
 	uint32_t        rid;       /* its id for us: goes in our headers */
-	fi_addr_t       fiaddr;
+	fi_addr_t       fiaddr;    /* in its shard's address table */
+	struct fid_ep  *ep;        /* the endpoint of ours it talks to */
+	int             shard;     /* which (ep.c); -1 before the handshake */
 	int             state;     /* RMQ_PEER_* */
 	int             pending;   /* ops (tx, rndv) and holds referring to it */
 	char            name[160]; /* for logs: its control address */
@@ -105,6 +107,17 @@ struct rmq_peer *rmq_peer_lookup(struct rmq_socket *s, uint32_t id);
 /* The handshake completed: LIVE; the pattern hears of it. */
 void rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p);
 bool rmq_peer_usable(const struct rmq_peer *p);
+
+/*
+ * Give p an endpoint of ours (ep.c's shards), once: at our HELLO or at
+ * its, whichever comes first.  0, or -RMQ_EPEERFULL with the reason.
+ */
+int rmq_peer_shard_pick(struct rmq_socket *s, struct rmq_peer *p,
+                        char *reason, size_t rl);
+
+/* The endpoint of ours that talks to p (its shard's; ep.c).  A macro:
+ * struct rmq_socket is complete only where it is used. */
+#define rmq_peer_ep(s, p) ((p)->ep != NULL ? (p)->ep : (s)->ep)
 /* LIVE, with a credit: a message may go to it (our own bounds aside). */
 bool rmq_peer_has_credit(const struct rmq_peer *p);
 /* Mark dead: fail its pending operations, keep delivered data. */

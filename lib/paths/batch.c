@@ -120,7 +120,7 @@ flush_once(struct rmq_socket *s, struct rmq_peer *p)
 		return (int) rc;
 	rmq_hdr_fill(&h, p, RMQ_MT_BATCH, p->bat_n, p->bat_used);
 	rmq_hdr_encode(tx->buf, &h);
-	rc = fi_send(s->ep, tx->buf, RMQ_HDR_SIZE + p->bat_used, tx->desc,
+	rc = fi_send(rmq_peer_ep(s, p), tx->buf, RMQ_HDR_SIZE + p->bat_used, tx->desc,
 	             p->fiaddr, &tx->op.fctx);
 	if (rc != 0) {
 		p->owed += h.credits;

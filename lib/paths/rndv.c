@@ -45,7 +45,7 @@ rndv_cancel(struct rmq_socket *s, struct rmq_rndv_tx *r)
 	if (r->cancel != NULL)
 		r->cancel(s, r);
 	else
-		(void) fi_cancel(&s->ep->fid, &r->op.fctx);
+		(void) fi_cancel(&rmq_peer_ep(s, r->peer)->fid, &r->op.fctx);
 }
 
 /* Give back what a rendezvous send held; the provider is done with it. */
@@ -443,7 +443,8 @@ ops_done(void *arg)
 		ow->dead_since = rmq_now_ns();
 	} else if (rmq_now_ns() - ow->dead_since > RMQ_DEAD_GRACE_NS) {
 		for (i = 0; i < ow->nops; i++)
-			fi_cancel(&ow->s->ep->fid, &ow->ops[i].op.fctx);
+			fi_cancel(&rmq_peer_ep(ow->s, ow->p)->fid,
+			          &ow->ops[i].op.fctx);
 		ow->dead_since = rmq_now_ns();
 	}
 	return 0;

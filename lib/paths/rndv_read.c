@@ -48,7 +48,7 @@ chunk_once(void *arg)
 {
 	struct chunk_post *c = arg;
 
-	return fi_read(c->s->ep, c->dst, c->len, c->desc, c->p->fiaddr,
+	return fi_read(rmq_peer_ep(c->s, c->p), c->dst, c->len, c->desc, c->p->fiaddr,
 	               c->raddr, c->rkey, &c->op->op.fctx);
 }
 

@@ -27,7 +27,7 @@ tsend_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 
 	rc = rmq_strict_desc(s, r->desc, "fi_tsend");
 	if (rc == 0)
-		rc = fi_tsend(s->ep, r->src, r->len, r->desc, r->peer->fiaddr,
+		rc = fi_tsend(rmq_peer_ep(s, r->peer), r->src, r->len, r->desc, r->peer->fiaddr,
 		              tag, &r->op.fctx);
 	if (rc == -FI_EAGAIN) {
 		s->stats.eagain++;
@@ -77,6 +77,7 @@ cts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 
 struct trecv_post {
 	struct rmq_socket  *s;
+	struct rmq_peer    *p;
 	void               *dst;
 	size_t              len;
 	void               *desc;
@@ -89,7 +90,7 @@ trecv_once(void *arg)
 {
 	struct trecv_post *t = arg;
 
-	return fi_trecv(t->s->ep, t->dst, t->len, t->desc, FI_ADDR_UNSPEC,
+	return fi_trecv(rmq_peer_ep(t->s, t->p), t->dst, t->len, t->desc, FI_ADDR_UNSPEC,
 	                t->tag, 0, &t->op->op.fctx);
 }
 
@@ -105,7 +106,7 @@ trecv_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	struct rmq_read    rd;
 	struct rmq_read_op op;
 	struct rmq_waiter  w;
-	struct trecv_post  t = {s, dst, rts->len, NULL,
+	struct trecv_post  t = {s, p, dst, rts->len, NULL,
 	                        ((uint64_t) p->id << 32) | rts->cookie, &op};
 	int                rc = 0;
 
@@ -129,7 +130,7 @@ trecv_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	if (rc == 0)
 		*told = true;
 	else
-		fi_cancel(&s->ep->fid, &op.op.fctx);
+		fi_cancel(&rmq_peer_ep(s, p)->fid, &op.op.fctx);
 	rmq_rndv_wait_ops(s, p, &rd, &op, 1);
 	if (rc == 0)
 		rc = rd.status;

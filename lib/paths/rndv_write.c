@@ -59,7 +59,8 @@ write_cancel(struct rmq_socket *s, struct rmq_rndv_tx *r)
 	size_t i;
 
 	for (i = 0; i < r->wnext && r->wops != NULL; i++)
-		(void) fi_cancel(&s->ep->fid, &r->wops[i].op.fctx);
+		(void) fi_cancel(&rmq_peer_ep(s, r->peer)->fid,
+		                 &r->wops[i].op.fctx);
 }
 
 /*
@@ -99,13 +100,15 @@ write_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		if (last && !s->dom->caps.ordered && r->wpending > 0)
 			return; /* after the others land */
 		if (last)
-			rc = fi_writedata(s->ep, (const uint8_t *) r->src + off,
+			rc = fi_writedata(rmq_peer_ep(s, r->peer),
+			                  (const uint8_t *) r->src + off,
 			                  n, r->desc,
 			                  RMQ_IMM_WRITE_MAKE(r->grant_id),
 			                  r->peer->fiaddr, r->raddr + off, r->rkey,
 			                  &r->wops[i].op.fctx);
 		else
-			rc = fi_write(s->ep, (const uint8_t *) r->src + off, n,
+			rc = fi_write(rmq_peer_ep(s, r->peer),
+			              (const uint8_t *) r->src + off, n,
 			              r->desc, r->peer->fiaddr, r->raddr + off,
 			              r->rkey, &r->wops[i].op.fctx);
 		if (rc == -FI_EAGAIN) {

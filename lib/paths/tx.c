@@ -287,9 +287,9 @@ tx_post_once(void *arg)
 	struct rmq_socket *s = t->s;
 
 	if (t->rma == NULL)
-		return fi_send(s->ep, t->tx->buf, t->n, t->tx->desc, t->p->fiaddr,
+		return fi_send(rmq_peer_ep(s, t->p), t->tx->buf, t->n, t->tx->desc, t->p->fiaddr,
 		               &t->tx->op.fctx);
-	return fi_writedata(s->ep, t->tx->buf, t->n, t->tx->desc, t->rma->imm,
+	return fi_writedata(rmq_peer_ep(s, t->p), t->tx->buf, t->n, t->tx->desc, t->rma->imm,
 	                    t->p->fiaddr, t->rma->addr, t->rma->key,
 	                    &t->tx->op.fctx);
 }
@@ -352,9 +352,9 @@ inject_once(void *arg)
 	struct inject_post *t = arg;
 
 	if (t->data != NULL)
-		return fi_injectdata(t->s->ep, t->b, t->n, *t->data,
+		return fi_injectdata(rmq_peer_ep(t->s, t->p), t->b, t->n, *t->data,
 		                     t->p->fiaddr);
-	return fi_inject(t->s->ep, t->b, t->n, t->p->fiaddr);
+	return fi_inject(rmq_peer_ep(t->s, t->p), t->b, t->n, t->p->fiaddr);
 }
 
 int
