@@ -65,6 +65,8 @@ rmq_peer_new(struct rmq_socket *s)
 	p->state       = RMQ_PEER_NEW;
 	t->slot[i]     = p;
 	t->n++;
+	if (i >= t->hi)
+		t->hi = i + 1;
 	return p;
 }
 
@@ -161,6 +163,8 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 		s->peers->nlive--;
 	s->peers->slot[p->id & 0xffff] = NULL;
 	s->peers->n--;
+	while (s->peers->hi > 0 && s->peers->slot[s->peers->hi - 1] == NULL)
+		s->peers->hi--;
 	free(p->pat);
 	free(p);
 }
@@ -268,7 +272,7 @@ struct rmq_peer *
 rmq_peer_next(struct rmq_socket *s, int *cursor, enum rmq_pick pick)
 {
 	struct rmq_peer *p;
-	int              i, k, cap = s->peers->cap;
+	int              i, k, cap = s->peers->hi; /* none free past it */
 
 	i = *cursor < cap ? *cursor : 0;
 	for (k = 0; k < cap; k++, i = i + 1 < cap ? i + 1 : 0) {

@@ -93,6 +93,7 @@ struct rmq_peers {
 	struct rmq_peer **slot;  /* NULL: free */
 	uint16_t         *gen;
 	int               cap;
+	int               hi;    /* slots from hi on are all free */
 	int               n;     /* slots in use (live or draining) */
 	int               nlive;
 	bool              lost;  /* a peer died: report once */

@@ -50,7 +50,7 @@ batch_after(void *owner)
 	struct rmq_peer   *p;
 	int                i;
 
-	for (i = 0; s->nbat > 0 && i < s->peers->cap; i++) {
+	for (i = 0; s->nbat > 0 && i < s->peers->hi; i++) {
 		p = rmq_peer_at(s, i);
 		if (p != NULL && p->bat != NULL &&
 		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
@@ -229,7 +229,11 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
 void
 rmq_batch_sent_alone(struct rmq_peer *p, int64_t now)
 {
-	p->last_tx = now != 0 ? now : rmq_now_ns();
+	/* now 0: rmq_batch_takes did not look (a reply, or the first send
+	 * after news from p), and reading the clock for it cost 24 ns on
+	 * every ping-pong message: "long ago" instead, so the next send
+	 * looks and goes alone, and a stream packs from its third. */
+	p->last_tx = now;
 	p->heard   = false;
 }
 
