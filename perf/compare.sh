@@ -387,7 +387,7 @@ iters_for() {
 
 # ------------------------------------------------------- process handling
 
-r_lat="" r_bw="" r_path=""
+r_lat="" r_bw="" r_path="" r_p99=""
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/rmq-compare.XXXXXX")
 live_pids=() # pids of `timeout` wrappers; each leads its own process group
 
@@ -562,17 +562,18 @@ csv_once() {
 			next }
 		hdr && $col["size"] == want && $col["lat_p50_us"] ~ /^[0-9.eE+-]+$/ {
 			lat = $col["lat_p50_us"]; bw = $col["mbps"]
+			p99 = col["lat_p99_us"] ? $col["lat_p99_us"] : "-"
 			path = col["path"] ? $col["path"] : "-"
 			gsub(/[ \t]/, "_", path); if (path == "") path = "-"
 			ok = 1 }
 		# rmq_pingpong --path: a size that path cannot carry
 		hdr && $col["size"] == want && $col["lat_p50_us"] == "-" {
-			lat = "-"; bw = "-"; path = "-"; ok = 1 }
-		END { if (!ok) exit 1; print lat, bw, path }' "$out" >"$tmpdir/parsed"; then
+			lat = "-"; bw = "-"; path = "-"; p99 = "-"; ok = 1 }
+		END { if (!ok) exit 1; print lat, bw, path, p99 }' "$out" >"$tmpdir/parsed"; then
 		fail_log "cannot parse $name CSV ($tag, $size B)" "$out" "$err"
 		return 1
 	fi
-	read -r r_lat r_bw r_path <"$tmpdir/parsed"
+	read -r r_lat r_bw r_path r_p99 <"$tmpdir/parsed"
 }
 
 # rmq_once PROV SIZE ITERS -> sets r_lat r_bw r_path, or returns 1
@@ -864,6 +865,7 @@ if [[ ${#zmq_transports[@]} -gt 0 ]]; then
 		"median of $runs run(s), fi, rmq and zmq runs interleaved (zmq is measured again for each provider)"
 		"one-way latency = round trip / 2; MB/s = size / one-way time (MB = 10^6 B)"
 		"lat ratio = rmq mean / fi mean (fi_pingpong reports means; lower is better); bw ratio = rmq/fi (higher is better)"
+		"rmq p50/p99 = rmq_pingpong's median and 99th percentile one-way us (medians over the runs)"
 		"zmq T p50 = zmq_pingpong's p50 in us; rmq/zmq T = rmq p50 / zmq T p50 (lower is better)"
 	)
 else
@@ -953,7 +955,7 @@ csv_init() {
 		for t in "${zmq_transports[@]}"; do
 			echo "# zmq $t: $(zmq_cmd "$t")"
 		done
-		printf '%s' "provider,size,iters,fi_lat_us,rmq_p50_us,rmq_mean_us,lat_ratio,fi_mbps,rmq_mbps,bw_ratio,rmq_path"
+		printf '%s' "provider,size,iters,fi_lat_us,rmq_p50_us,rmq_mean_us,lat_ratio,fi_mbps,rmq_mbps,bw_ratio,rmq_path,rmq_p99_us"
 		for t in "${zmq_transports[@]}"; do
 			printf ',zmq_%s_p50_us,zmq_%s_mbps,zmq_%s_lat_ratio' "$t" "$t" "$t"
 		done
@@ -965,7 +967,7 @@ csv_init() {
 for l in "${header[@]}"; do echo "# $l"; done
 csv_init
 
-row_fmt='| %8s | %6s | %9s | %10s | %11s | %9s | %9s | %9s | %8s | %-20s |'
+row_fmt='| %8s | %6s | %9s | %14s | %11s | %9s | %9s | %9s | %8s | %-20s |'
 zmq_fmt=' %11s | %12s | %11s |'
 fimsg_fmt=' %10s | %10s |'
 
@@ -1259,14 +1261,14 @@ for prov in "${providers[@]}"; do
 		echo "    fi-msg: not run for $prov (tcp only)"
 	fi
 	echo
-	print_row size iters "fi us" "rmq p50 us" "rmq mean us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path" \
+	print_row size iters "fi us" "rmq p50/p99 us" "rmq mean us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path" \
 		"${zmq_heads[@]}" "${fimsg_heads[@]}"
-	print_row "-------:" "-----:" "--------:" "---------:" "----------:" "--------:" "--------:" "--------:" "-------:" "--------------------" \
+	print_row "-------:" "-----:" "--------:" "-------------:" "----------:" "--------:" "--------:" "--------:" "-------:" "--------------------" \
 		"${zmq_rules[@]}" "${fimsg_rules[@]}"
 
 	for size in "${sizes[@]}"; do
 		iters=$(iters_for "$size")
-		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=()
+		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=() rmq_p99s=()
 		fi_failed=0 rmq_failed=0 fimsg_lats=() fimsg_failed=0
 		declare -A zmq_lats=() zmq_bws=() zmq_failed=()
 		for ((r = 1; r <= runs; r++)); do
@@ -1286,6 +1288,7 @@ for prov in "${providers[@]}"; do
 			fi
 			if rmq_once "$prov" "$size" "$iters"; then
 				rmq_lats+=("$r_lat") rmq_bws+=("$r_bw") paths+=("$r_path")
+				rmq_p99s+=("$r_p99")
 				rmq_msg="rmq $r_lat us"
 			else
 				rmq_failed=1 rmq_msg="rmq FAIL"
@@ -1310,10 +1313,11 @@ for prov in "${providers[@]}"; do
 		fi
 		if [[ $rmq_failed -eq 0 ]]; then
 			rmq_lat=$(printf '%s\n' "${rmq_lats[@]}" | median)
+			rmq_p99=$(printf '%s\n' "${rmq_p99s[@]}" | median)
 			rmq_bw=$(printf '%s\n' "${rmq_bws[@]}" | median)
 			path=$(printf '%s\n' "${paths[@]}" | awk '!seen[$0]++' | paste -sd/ -)
 		else
-			rmq_lat=FAIL rmq_bw=FAIL path=- any_fail=1
+			rmq_lat=FAIL rmq_bw=FAIL path=- any_fail=1 rmq_p99=FAIL
 		fi
 		zmq_cols=()
 		for t in "${zmq_transports[@]}"; do
@@ -1344,13 +1348,14 @@ for prov in "${providers[@]}"; do
 		fi
 		fi_lat=$(fmt "$fi_lat") fi_bw=$(fmt "$fi_bw")
 		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw") rmq_mean=$(fmt "$rmq_mean")
+		rmq_p99=$(fmt "$rmq_p99")
 
-		print_row "$size" "$iters" "$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" \
+		print_row "$size" "$iters" "$fi_lat" "$rmq_lat/$rmq_p99" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" \
 			"${zmq_cols[@]}" "${fimsg_cols[@]}"
 		if [[ -n $csv_file ]]; then
 			{
-				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s' "$prov" "$size" "$iters" \
-					"$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path"
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s' "$prov" "$size" "$iters" \
+					"$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" "$rmq_p99"
 				[[ ${#zmq_cols[@]} -eq 0 ]] || printf ',%s' "${zmq_cols[@]}"
 				[[ ${#fimsg_cols[@]} -eq 0 ]] || printf ',%s' "${fimsg_cols[@]}"
 				printf '\n'
