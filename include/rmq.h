@@ -68,7 +68,7 @@ enum rmq_err {
 	RMQ_ETRUNC,                /* reserved: message truncated */
 	RMQ_EPEERFULL,             /* no room for another peer: a PAIR has
 	                            * its one, or the provider's limit (shm:
-	                            * 256 per socket) */
+	                            * 4,096 per socket) */
 	RMQ_ERESOLVE,              /* the endpoint's host name does not
 	                            * resolve */
 	RMQ_EAUTH,                 /* authentication failed: the peer does
