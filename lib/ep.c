@@ -344,13 +344,48 @@ rmq_ep_min_multi(const struct rmq_path_table *t)
 	return m;
 }
 
+/*
+ * An endpoint of s's from info, on s's CQ, with an address table of its
+ * own (and a fresh name where addresses are strings): bound, enabled,
+ * FI_OPT_MIN_MULTI_RECV set, its fabric address read.  The socket's first
+ * endpoint and every shard are made here.
+ */
+static int
+ep_make(struct rmq_socket *s, struct fi_info *info, struct fid_ep **ep,
+        struct fid_av **av, uint8_t *addr, size_t *addrlen)
+{
+	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
+	size_t            len     = RMQ_ADDR_MAX;
+	int               rc      = 0;
+
+	if (info->addr_format == FI_ADDR_STR)
+		rc = unique_name(info);
+	if (rc == 0)
+		rc = fi_av_open(s->dom->domain, &av_attr, av, NULL);
+	if (rc == 0)
+		rc = fi_endpoint(s->dom->domain, info, ep, NULL);
+	if (rc == 0)
+		rc = fi_ep_bind(*ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (rc == 0)
+		rc = fi_ep_bind(*ep, &(*av)->fid, 0);
+	/* After fi_enable: shm 1.17 crashes on endpoint options before. */
+	if (rc == 0)
+		rc = fi_enable(*ep);
+	if (rc == 0)
+		rc = fi_setopt(&(*ep)->fid, FI_OPT_ENDPOINT,
+		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
+		               sizeof(s->min_multi));
+	if (rc == 0)
+		rc = fi_getname(&(*ep)->fid, addr, &len);
+	*addrlen = rc == 0 ? len : 0;
+	return rc;
+}
+
 int
 rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
             const char *node)
 {
-	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
-	size_t            len;
-	int               rc;
+	int rc;
 
 	if (s->ep != NULL)
 		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
@@ -372,33 +407,14 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 	s->min_multi = rmq_ep_min_multi(&s->paths);
 
 	rc = cq_open(s);
-	if (rc == 0 && s->info->addr_format == FI_ADDR_STR)
-		rc = unique_name(s->info);
 	if (rc == 0)
-		rc = fi_av_open(s->dom->domain, &av_attr, &s->av, NULL);
-	if (rc == 0)
-		rc = fi_endpoint(s->dom->domain, s->info, &s->ep, NULL);
-	if (rc == 0)
-		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (rc == 0)
-		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
-	/* After fi_enable: shm 1.17 crashes on endpoint options before. */
-	if (rc == 0)
-		rc = fi_enable(s->ep);
-	if (rc == 0)
-		rc = fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT,
-		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
-		               sizeof(s->min_multi));
+		rc = ep_make(s, s->info, &s->ep, &s->av, s->fabaddr,
+		             &s->fabaddr_len);
 	if (rc == 0)
 		rc = slabs_replenish(s);
 	if (rc == 0) {
 		s->slab_hook = rmq_reactor_after(&s->reactor, slabs_after);
 		rc           = s->slab_hook < 0 ? s->slab_hook : 0;
-	}
-	if (rc == 0) {
-		len = sizeof(s->fabaddr);
-		rc  = fi_getname(&s->ep->fid, s->fabaddr, &len);
-		s->fabaddr_len = len;
 	}
 	if (rc != 0) {
 		rmq_log(RMQ_LOG_ERROR, "%s: cannot open endpoint: %s",
@@ -428,34 +444,12 @@ close_fid(struct fid *fid, const char *what)
 static int
 shard_open(struct rmq_socket *s, struct rmq_shard *sh, int k)
 {
-	struct fi_av_attr av_attr = {.type = FI_AV_UNSPEC};
-	struct fi_info   *info    = fi_dupinfo(s->info);
-	size_t            len;
-	int               rc = 0;
+	struct fi_info *info = fi_dupinfo(s->info);
+	int             rc;
 
 	if (info == NULL)
 		return -RMQ_ENOMEM;
-	if (info->addr_format == FI_ADDR_STR)
-		rc = unique_name(info);
-	if (rc == 0)
-		rc = fi_av_open(s->dom->domain, &av_attr, &sh->av, NULL);
-	if (rc == 0)
-		rc = fi_endpoint(s->dom->domain, info, &sh->ep, NULL);
-	if (rc == 0)
-		rc = fi_ep_bind(sh->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (rc == 0)
-		rc = fi_ep_bind(sh->ep, &sh->av->fid, 0);
-	if (rc == 0)
-		rc = fi_enable(sh->ep);
-	if (rc == 0)
-		rc = fi_setopt(&sh->ep->fid, FI_OPT_ENDPOINT,
-		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
-		               sizeof(s->min_multi));
-	if (rc == 0) {
-		len = sizeof(sh->fabaddr);
-		rc  = fi_getname(&sh->ep->fid, sh->fabaddr, &len);
-		sh->fabaddr_len = len;
-	}
+	rc = ep_make(s, info, &sh->ep, &sh->av, sh->fabaddr, &sh->fabaddr_len);
 	fi_freeinfo(info);
 	if (rc == 0) {
 		s->nshards++; /* before its slabs: shard_nposted(s, k) */

@@ -71,11 +71,12 @@ rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
 {
 	struct peer_wait  pw = {s, pp};
 	struct rmq_waiter w;
+	int               rc;
 
 	/* Most sends find one at once: no waiter for them. */
-	*pp = rmq_peer_next(s, &s->rr, RMQ_PICK_USABLE);
-	if (*pp != NULL)
-		return 0;
+	rc = have_peer(&pw);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
 	return rmq_wait_until(&s->reactor, &w, 0, have_peer, &pw);
 }

@@ -621,7 +621,6 @@ rmq_ctrl_listening(const struct rmq_socket *s)
 
 /* ---- connected peers ---- */
 
-/* A CLOSING peer whose messages are all in: acknowledge and let it go. */
 /* A rendezvous of ours to p still under way: its FIN or completion can
  * trail p's goodbye, and it would be taken for lost (and a PUSH would
  * send it again). */
@@ -637,6 +636,7 @@ transfers_out(struct rmq_socket *s, const struct rmq_peer *p)
 	return false;
 }
 
+/* A CLOSING peer whose messages are all in: acknowledge and let it go. */
 static void
 closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 {

@@ -154,8 +154,6 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 			s->path_ops[i]->peer_fini(s, p);
 	if (p->shard >= 0)
 		rmq_ep_shard_put(s, p->shard, p->fiaddr);
-	p->shard  = -1;
-	p->fiaddr = FI_ADDR_UNSPEC;
 	chan_close(s, p);
 	if (p->gone != NULL)
 		p->gone(s, p); /* its maker lets go of it */
