@@ -187,11 +187,8 @@ main(int argc, char **argv)
 		        after_s);
 		fails++;
 	}
-	if (rss1 > rss0 + 16 * 1024) {
-		fprintf(stderr, "FAIL: REP RSS grew %ld -> %ld KiB\n", rss0,
-		        rss1);
+	if (!rss_within("REP", rss0, rss1, 16 * 1024))
 		fails++;
-	}
 	if (fd1 > fd0 + 8) {
 		fprintf(stderr, "FAIL: REP fds %d -> %d\n", fd0, fd1);
 		fails++;

@@ -252,11 +252,8 @@ main(int argc, char **argv)
 		fails++;
 	}
 	/* 64 MiB buffers come and go: allow 16 MiB of slack, no more. */
-	if (rss1 > rss0 + 16 * 1024) {
-		fprintf(stderr, "the server's RSS grew: %ld -> %ld KiB\n",
-		        rss0, rss1);
+	if (!rss_within("the server's", rss0, rss1, 16 * 1024))
 		fails++;
-	}
 	/* Every peer but the last (its goodbye may be on its way) went. */
 	if (sst.peers_lost + 1 < sst.peers_connected) {
 		fprintf(stderr, "the server noticed %llu of %llu peers go\n",
