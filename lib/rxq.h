@@ -43,8 +43,9 @@ struct rmq_rxq {
 /* The socket's: entries queued on all peers, and spare entries. */
 struct rmq_rxcache {
 	size_t            nqueued;
+	size_t            peak;  /* most queued at once (capped): spares kept */
 	struct rmq_rxent *free;
-	int               nfree;
+	size_t            nfree;
 };
 
 struct rmq_rxent *rmq_rxent_new(struct rmq_socket *s);
