@@ -71,6 +71,12 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 		if (len < RMQ_HDR_SIZE || (h->type & RMQ_MT_F_INJECT) != 0)
 			return -RMQ_EPROTO;
 		break;
+	case RMQ_MT_RBATCH:
+		/* As RING; the items are checked where they are taken. */
+		if (len < RMQ_HDR_SIZE || (h->type & RMQ_MT_F_INJECT) != 0 ||
+		    h->msgid == 0)
+			return -RMQ_EPROTO;
+		break;
 	case RMQ_MT_FIN:
 	case RMQ_MT_CREDIT:
 	case RMQ_MT_CTS:
@@ -299,4 +305,22 @@ rmq_ctrl_decode_auth(uint8_t nonce[RMQ_AUTH_NONCE], uint8_t mac[RMQ_AUTH_MAC],
 	memcpy(nonce, body, RMQ_AUTH_NONCE);
 	memcpy(mac, body + RMQ_AUTH_NONCE, RMQ_AUTH_MAC);
 	return 0;
+}
+
+int
+rmq_batch_check(const uint8_t *b, size_t len, uint32_t count, uint32_t *found)
+{
+	size_t   off = 0, n, item;
+	uint32_t i;
+
+	for (i = 0; i < count; i++, off += item) {
+		if (len - off < RMQ_BATCH_ITEM_HDR)
+			break;
+		n    = rmq_get32(b + off);
+		item = rmq_batch_item_size(n);
+		if (n > RMQ_BATCH_ITEM_MAX || item > len - off)
+			break;
+	}
+	*found = i;
+	return i == count && off == len ? 0 : -RMQ_EPROTO;
 }

@@ -23,6 +23,10 @@
  *   BATCH (coalesced, paths/batch.c): msgid = the number of messages,
  *   len = the bytes that follow, each message an 8-byte item header
  *   (u32 length, u32 msgid) then its payload, padded to 8 bytes.
+ *   RBATCH: the same body written into the receiver's ring (at the start
+ *   of a ring message, in place of RING's header), for peers that said
+ *   RMQ_FEAT_RBATCH: a ring message is one write, not bounded by the
+ *   provider's buffers for two-sided sends.
  *
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
  *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
@@ -55,6 +59,7 @@ enum rmq_msg_type {
 	RMQ_MT_RING   = 9, /* header at the start of a ring message */
 	RMQ_MT_ABORT  = 10, /* rndv_write for grant msgid failed (len) */
 	RMQ_MT_BATCH  = 11, /* coalesced: msgid messages in len bytes */
+	RMQ_MT_RBATCH = 12, /* the same, written into a ring (RMQ_FEAT_RBATCH) */
 };
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
@@ -157,7 +162,8 @@ struct rmq_hello {
 
 #define RMQ_FEAT_RING  0x1u /* the ring's 24 bytes (paths/ring.c) */
 #define RMQ_FEAT_BATCH 0x2u /* we take BATCH messages (no fields) */
-#define RMQ_FEAT_KNOWN (RMQ_FEAT_RING | RMQ_FEAT_BATCH)
+#define RMQ_FEAT_RBATCH 0x4u /* we take RBATCH in our ring (no fields) */
+#define RMQ_FEAT_KNOWN (RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH)
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */
@@ -210,6 +216,22 @@ int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
 void rmq_rts_encode(uint8_t *b, const struct rmq_rts *r);
 /* Returns 0 or -RMQ_EPROTO for unknown flags. */
 int  rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
+
+#define RMQ_BATCH_ITEM_HDR 8    /* u32 length, u32 msgid */
+#define RMQ_BATCH_ITEM_MAX 1024 /* larger payloads go alone */
+
+/* Bytes a batch item of n payload bytes takes (header, padding to 8). */
+static inline size_t
+rmq_batch_item_size(size_t n)
+{
+	return RMQ_BATCH_ITEM_HDR + ((n + 7) & ~(size_t) 7);
+}
+
+/* A BATCH or RBATCH body b[0..len) holds exactly count well-formed items
+ * (each at most RMQ_BATCH_ITEM_MAX): 0, else -RMQ_EPROTO and *found, the
+ * items read before the first bad one. */
+int rmq_batch_check(const uint8_t *b, size_t len, uint32_t count,
+                    uint32_t *found);
 
 void     rmq_seg_encode(uint8_t *b, uint64_t total);
 uint64_t rmq_seg_decode(const uint8_t *b);

@@ -98,6 +98,29 @@ mixed_stream(const char *prov)
 	/* Back to back from one loop: most small ones went packed. */
 	ck_assert_msg(st.coalesced > NMIX / 4, "%s: only %llu of %u coalesced",
 	              prov, (unsigned long long) st.coalesced, NMIX);
+	/* Where the table sends by ring (tcp), batches go into the peer's
+	 * ring (RBATCH), counted there: more messages went by ring than
+	 * ring-sized ones alone, so inject-sized ones went packed in it. */
+	if (strcmp(prov, "tcp") == 0) {
+		size_t inj, ringmax, n_ring = 0;
+
+		len = sizeof(inj);
+		ck_assert_int_eq(rmq_getopt(s, RMQ_INJECT_MAX, &inj, &len), 0);
+		len = sizeof(ringmax);
+		ck_assert_int_eq(rmq_getopt(s, RMQ_RING_MAX, &ringmax, &len),
+		                 0);
+		for (i = 0; i < NMIX; i++) {
+			sz = mix_size(i, eag);
+			n_ring += sz > inj && sz <= ringmax;
+		}
+		if (ringmax > inj)
+			ck_assert_msg(st.sent_msgs[RMQ_PATH_RING] > n_ring,
+			              "tcp: %llu sent by ring, %zu ring-sized: "
+			              "no batch went into the ring",
+			              (unsigned long long)
+			                  st.sent_msgs[RMQ_PATH_RING],
+			              n_ring);
+	}
 	close_all(ctx, s);
 	free(buf);
 	ck_assert_int_eq(reap(pid), 0);

@@ -305,6 +305,8 @@ START_TEST(test_rows_dispatch)
 		{RMQ_MT_RCREDIT, RMQ_PATH_RING},
 		{RMQ_MT_RING, -1}, /* in the ring slot, not a message */
 		{RMQ_MT_ABORT, RMQ_PATH_RNDV_WRITE},
+		{RMQ_MT_BATCH, RMQ_PATH_EAGER},
+		{RMQ_MT_RBATCH, -1}, /* in the ring slot, not a message */
 	};
 	struct rmq_socket s;
 	size_t            i;

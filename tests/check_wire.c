@@ -513,7 +513,7 @@ START_TEST(test_ctrl_hello_ring_round_trip)
 	                 -RMQ_EPROTO);
 	/* An unknown feature bit. */
 	in.ring_slot_size = 4096;
-	in.features       = RMQ_FEAT_RING | 0x4;
+	in.features       = RMQ_FEAT_RING | 0x8;
 	n = hello_encode_checked(frame, &in);
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
@@ -564,6 +564,61 @@ START_TEST(test_batch_header)
 	h.type  = RMQ_MT_BATCH | RMQ_MT_F_INJECT;
 	rmq_hdr_encode(b, &h);
 	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), -RMQ_EPROTO);
+}
+END_TEST
+
+/* RBATCH: at the start of a ring message (16 bytes decoded, as RING); at
+ * least one message, never an inject. */
+START_TEST(test_rbatch_header)
+{
+	uint8_t        b[RMQ_HDR_SIZE] = {0};
+	struct rmq_hdr h = {.version = RMQ_WIRE_VERSION, .type = RMQ_MT_RBATCH,
+	                    .msgid = 3, .len = 4000};
+	struct rmq_hdr out;
+
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), 0);
+	ck_assert_uint_eq(out.msgid, 3);
+	ck_assert_uint_eq(out.len, 4000);
+	h.msgid = 0;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), -RMQ_EPROTO);
+	h.msgid = 1;
+	h.type  = RMQ_MT_RBATCH | RMQ_MT_F_INJECT;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, sizeof b), -RMQ_EPROTO);
+}
+END_TEST
+
+/* A batch body: exactly count items, each whole, none over the limit. */
+START_TEST(test_batch_check)
+{
+	uint8_t  b[64] = {0};
+	uint32_t found;
+
+	/* Two items: 5 bytes (padded to 8) and 0 bytes. */
+	rmq_put32(b, 5);
+	rmq_put32(b + 4, 11);
+	rmq_put32(b + 16, 0);
+	rmq_put32(b + 20, 12);
+	ck_assert_uint_eq(rmq_batch_item_size(5), 16);
+	ck_assert_uint_eq(rmq_batch_item_size(0), 8);
+	ck_assert_int_eq(rmq_batch_check(b, 24, 2, &found), 0);
+	ck_assert_uint_eq(found, 2);
+	/* Fewer items said than there are bytes for, or more. */
+	ck_assert_int_eq(rmq_batch_check(b, 24, 1, &found), -RMQ_EPROTO);
+	ck_assert_int_eq(rmq_batch_check(b, 24, 3, &found), -RMQ_EPROTO);
+	ck_assert_uint_eq(found, 2);
+	/* An item running past the end. */
+	ck_assert_int_eq(rmq_batch_check(b, 12, 1, &found), -RMQ_EPROTO);
+	ck_assert_uint_eq(found, 0);
+	/* An item over RMQ_BATCH_ITEM_MAX. */
+	rmq_put32(b, RMQ_BATCH_ITEM_MAX + 1);
+	ck_assert_int_eq(rmq_batch_check(b, 24, 2, &found), -RMQ_EPROTO);
+	ck_assert_uint_eq(found, 0);
+	/* A length whose padding would wrap. */
+	rmq_put32(b, 0xfffffffcu);
+	ck_assert_int_eq(rmq_batch_check(b, 24, 2, &found), -RMQ_EPROTO);
 }
 END_TEST
 
@@ -1142,6 +1197,8 @@ wire_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_hdr_round_trip_data);
 	tcase_add_test(tc, test_batch_header);
+	tcase_add_test(tc, test_rbatch_header);
+	tcase_add_test(tc, test_batch_check);
 	tcase_add_test(tc, test_hdr_round_trip_data_inject);
 	tcase_add_test(tc, test_hdr_round_trip_rts);
 	tcase_add_test(tc, test_hdr_round_trip_fin);

@@ -74,6 +74,8 @@ struct rmq_peer {
 	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
 	uint32_t        bat_n;     /* messages in it */
 	uint32_t        bat_used;  /* bytes after its header */
+	uint32_t        bat_cap;   /* bytes it may hold after its header */
+	bool            bat_ring;  /* it goes into p's ring (RBATCH) */
 	int64_t         last_tx;   /* when our last message or batch to it
 	                            * left, or the open batch opened (ns) */
 	bool            heard;     /* a message came from it since then */

@@ -16,24 +16,49 @@
 #include "ep.h"
 #include "paths/batch.h"
 #include "paths/path.h"
+#include "paths/ring.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
 #include "util.h"
 
+/* What a batch into p's slabs (BATCH) may carry after its header. */
 static size_t
-pad8(size_t n)
-{
-	return (n + 7) & ~(size_t) 7;
-}
-
-/* What one batch to p may carry after its header. */
-static size_t
-batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+eager_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 {
 	size_t cap = s->tx->slot - RMQ_HDR_SIZE;
 
 	return cap < p->eager_max ? cap : p->eager_max;
+}
+
+/*
+ * What a batch into p's ring (RBATCH) may carry now; 0: none.  Only where
+ * the table has a ring range (tcp: the domain orders writes with sends)
+ * and p takes RBATCH.  A ring message is one RMA write, which
+ * tcp;ofi_rxm does not cut at its buffer size as it does two-sided sends
+ * (8 KiB here: FI_OFI_RXM_BUFFER_SIZE), so a batch may hold a quarter of
+ * the ring (64 KiB by default) -- as much of it as is free.
+ */
+static size_t
+ring_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+{
+	if (!s->paths.ring || s->paths.ring_max <= s->paths.eager_max)
+		return 0;
+	return rmq_ring_batch_cap(s, p);
+}
+
+/* What one batch to p may carry after its header: the open one's, or the
+ * one it would open (into the ring when that holds more). */
+static size_t
+batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+{
+	size_t r, e;
+
+	if (p->bat != NULL)
+		return p->bat_cap;
+	r = ring_cap(s, p);
+	e = eager_cap(s, p);
+	return r > e ? r : e;
 }
 
 /*
@@ -88,6 +113,10 @@ rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
 static void
 batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
 {
+	size_t r = ring_cap(s, p), e = eager_cap(s, p);
+
+	p->bat_ring = r > e;
+	p->bat_cap  = (uint32_t) (p->bat_ring ? r : e);
 	p->bat      = tx;
 	p->bat_n    = 0;
 	p->bat_used = 0;
@@ -115,20 +144,28 @@ flush_once(struct rmq_socket *s, struct rmq_peer *p)
 
 	if (p->state == RMQ_PEER_DEAD)
 		return -RMQ_ECONNRESET;
-	rc = rmq_strict_desc(s, tx->desc, "fi_send");
-	if (rc != 0)
-		return (int) rc;
-	rmq_hdr_fill(&h, p, RMQ_MT_BATCH, p->bat_n, p->bat_used);
+	rmq_hdr_fill(&h, p, p->bat_ring ? RMQ_MT_RBATCH : RMQ_MT_BATCH,
+	             p->bat_n, p->bat_used);
 	rmq_hdr_encode(tx->buf, &h);
-	rc = fi_send(rmq_peer_ep(s, p), tx->buf, RMQ_HDR_SIZE + p->bat_used, tx->desc,
-	             p->fiaddr, &tx->op.fctx);
+	if (p->bat_ring) {
+		rc = rmq_ring_batch_post(s, p, tx, RMQ_HDR_SIZE + p->bat_used);
+	} else {
+		rc = rmq_strict_desc(s, tx->desc, "fi_send");
+		if (rc == 0)
+			rc = fi_send(rmq_peer_ep(s, p), tx->buf,
+			             RMQ_HDR_SIZE + p->bat_used, tx->desc,
+			             p->fiaddr, &tx->op.fctx);
+	}
 	if (rc != 0) {
 		p->owed += h.credits;
+		if (rc == 1) /* no room in p's ring yet */
+			return -FI_EAGAIN;
 		if (rc == -FI_EAGAIN) {
 			s->stats.eagain++;
 			return -FI_EAGAIN;
 		}
-		rmq_log(RMQ_LOG_ERROR, "fi_send (batch) to %s: %s", p->name,
+		rmq_log(RMQ_LOG_ERROR, "%s (batch) to %s: %s",
+		        p->bat_ring ? "fi_writedata" : "fi_send", p->name,
 		        fi_strerror((int) -rc));
 		return (int) rc;
 	}
@@ -178,7 +215,7 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
               const struct rmq_out *o, uint32_t msgid, int64_t now,
               struct rmq_waiter *w)
 {
-	size_t         item = RMQ_BATCH_ITEM_HDR + pad8(o->len);
+	size_t         item = rmq_batch_item_size(o->len);
 	struct rmq_tx *tx;
 	uint8_t       *b;
 	int            rc;
@@ -217,7 +254,8 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
 	p->bat_n++;
 	if (now != 0)
 		p->last_tx = now;
-	rmq_tx_sent(s, p, RMQ_PATH_EAGER, o->len);
+	rmq_tx_sent(s, p, p->bat_ring ? RMQ_PATH_RING : RMQ_PATH_EAGER,
+	            o->len);
 	s->stats.coalesced++;
 	rmq_msg_free(o->msg); /* copied in */
 	/* Full (no room for another empty message): it goes now. */
@@ -255,15 +293,7 @@ rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	struct rmq_rxent *e;
 
 	/* Check every item before queuing any. */
-	for (i = 0, off = 0; i < count; i++, off += item) {
-		if (len - off < RMQ_BATCH_ITEM_HDR)
-			break;
-		n    = rmq_get32(b + off);
-		item = RMQ_BATCH_ITEM_HDR + pad8(n);
-		if (n > RMQ_BATCH_ITEM_MAX || item > len - off)
-			break;
-	}
-	if (i < count || off != len) {
+	if (rmq_batch_check(b, len, count, &i) != 0) {
 		/* As any malformed message: dropped whole, counted. */
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "dropped a malformed batch from %s: %u "
@@ -273,7 +303,7 @@ rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	}
 	for (i = 0, off = 0; i < count; i++, off += item) {
 		n    = rmq_get32(b + off);
-		item = RMQ_BATCH_ITEM_HDR + pad8(n);
+		item = rmq_batch_item_size(n);
 		e    = rmq_rx_new(s, p, rmq_get32(b + off + 4));
 		if (e == NULL)
 			continue;

@@ -20,14 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "wire.h"
+
 struct rmq_out;
 struct rmq_peer;
 struct rmq_rx;
 struct rmq_socket;
 struct rmq_waiter;
 
-#define RMQ_BATCH_ITEM_HDR 8    /* u32 length, u32 msgid */
-#define RMQ_BATCH_ITEM_MAX 1024 /* larger payloads go alone */
 
 /* The socket's endpoint opened: its after-pass hook. 0 or -error. */
 int  rmq_batch_sock_init(struct rmq_socket *s);

@@ -62,6 +62,10 @@ check_layout(const struct rmq_hdr *h, size_t len)
 	case RMQ_MT_RING:
 		FUZZ_CHECK(!inject, "RING with the inject flag");
 		break;
+	case RMQ_MT_RBATCH:
+		FUZZ_CHECK(!inject && h->msgid != 0,
+		           "RBATCH: %u messages, inject %d", h->msgid, inject);
+		break;
 	case RMQ_MT_FIN:
 	case RMQ_MT_CREDIT:
 	case RMQ_MT_CTS:
