@@ -223,14 +223,18 @@ END_TEST
 static int
 serve_quick(rmq_socket *s, void *arg)
 {
-	uint32_t v, n = 0;
+	uint32_t v = UINT32_MAX, n = 0;
 	int      tmo = 500;
+	ssize_t  rc = 0;
 
 	(void) arg;
 	rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
-	while (n < FLUSH_MAX && rmq_recv(s, &v, sizeof(v), 0) == sizeof(v) &&
-	       v == n)
+	while (n < FLUSH_MAX &&
+	       (rc = rmq_recv(s, &v, sizeof(v), 0)) == sizeof(v) && v == n)
 		n++;
+	if (rc < 0 || v != n)
+		fprintf(stderr, "flusher: after %u in order: %s\n", n,
+		        rc < 0 ? rmq_strerror((int) rc) : "out of order");
 	return rmq_send(s, &n, sizeof(n), 0) != sizeof(n);
 }
 
