@@ -47,18 +47,25 @@ ring_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 	return rmq_ring_batch_cap(s, p);
 }
 
+/* What the batch p would open now may carry after its header; *ring:
+ * whether it goes into p's ring (when that holds more). */
+static size_t
+next_cap(const struct rmq_socket *s, const struct rmq_peer *p, bool *ring)
+{
+	size_t r = ring_cap(s, p), e = eager_cap(s, p);
+
+	*ring = r > e;
+	return *ring ? r : e;
+}
+
 /* What one batch to p may carry after its header: the open one's, or the
- * one it would open (into the ring when that holds more). */
+ * one it would open. */
 static size_t
 batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 {
-	size_t r, e;
+	bool ring;
 
-	if (p->bat != NULL)
-		return p->bat_cap;
-	r = ring_cap(s, p);
-	e = eager_cap(s, p);
-	return r > e ? r : e;
+	return p->bat != NULL ? p->bat_cap : next_cap(s, p, &ring);
 }
 
 /*
@@ -113,10 +120,7 @@ rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
 static void
 batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
 {
-	size_t r = ring_cap(s, p), e = eager_cap(s, p);
-
-	p->bat_ring = r > e;
-	p->bat_cap  = (uint32_t) (p->bat_ring ? r : e);
+	p->bat_cap  = (uint32_t) next_cap(s, p, &p->bat_ring);
 	p->bat      = tx;
 	p->bat_n    = 0;
 	p->bat_used = 0;
@@ -287,13 +291,11 @@ rmq_batch_drop(struct rmq_socket *s, struct rmq_peer *p)
 void
 rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
-	const uint8_t    *b = rx->payload;
-	size_t            len = rx->h->len, off, n, item;
-	uint32_t          i, count = rx->h->msgid;
-	struct rmq_rxent *e;
+	size_t   len = rx->h->len;
+	uint32_t i, count = rx->h->msgid;
 
 	/* Check every item before queuing any. */
-	if (rmq_batch_check(b, len, count, &i) != 0) {
+	if (rmq_batch_check(rx->payload, len, count, &i) != 0) {
 		/* As any malformed message: dropped whole, counted. */
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "dropped a malformed batch from %s: %u "
@@ -301,17 +303,5 @@ rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		        i, len);
 		return;
 	}
-	for (i = 0, off = 0; i < count; i++, off += item) {
-		n    = rmq_get32(b + off);
-		item = rmq_batch_item_size(n);
-		e    = rmq_rx_new(s, p, rmq_get32(b + off + 4));
-		if (e == NULL)
-			continue;
-		e->path = RMQ_PATH_EAGER;
-		e->len  = n;
-		e->data = (uint8_t *) b + off + RMQ_BATCH_ITEM_HDR;
-		e->slab = rx->sl;
-		atomic_fetch_add(&rx->sl->refs, 1);
-		(void) rmq_rx_accept(s, p, e);
-	}
+	rmq_rx_batch(s, p, rx->payload, count, RMQ_PATH_EAGER, rx->sl);
 }

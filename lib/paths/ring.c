@@ -227,13 +227,27 @@ ring_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 	return -RMQ_EMSGSIZE;
 }
 
-/* Slots a message of len bytes takes at the tail now, padding included. */
+/* Where a message of len bytes goes in p's ring now: its first slot in
+ * *start, and the slots it takes there, padding to the end included. */
 static uint32_t
-slots_at_tail(const struct ring_peer *rp, size_t len)
+ring_place(const struct ring_peer *rp, size_t len, uint32_t *start)
 {
 	uint32_t k = slots_for(rp->rslot, len);
 
-	return rp->rtail + k > rp->rslots ? rp->rslots - rp->rtail + k : k;
+	if (rp->rtail + k > rp->rslots) {
+		*start = 0;
+		return rp->rslots - rp->rtail + k;
+	}
+	*start = rp->rtail;
+	return k;
+}
+
+/* The message placed at start, taking need slots, is on its way. */
+static void
+ring_took(struct ring_peer *rp, uint32_t start, uint32_t need, size_t len)
+{
+	rp->rfree -= need;
+	rp->rtail = (start + slots_for(rp->rslot, len)) % rp->rslots;
 }
 
 /*
@@ -246,9 +260,11 @@ ring_has_room(struct rmq_socket *s, const struct rmq_peer *p, size_t len)
 {
 	const struct ring_peer *rp = ring_of(p);
 
+	uint32_t                start;
+
 	RMQ_UNUSED(s);
 	return rp != NULL && rp->rslots != 0 &&
-	       rp->rfree >= (int64_t) slots_at_tail(rp, len);
+	       rp->rfree >= (int64_t) ring_place(rp, len, &start);
 }
 
 struct room {
@@ -276,24 +292,18 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	struct rmq_hdr    h;
 	struct rmq_tx    *tx;
 	struct room       room;
-	uint32_t          k, start, pad, slots;
+	uint32_t          start, need;
 	int               rc;
 
 	RMQ_UNUSED(flags);
 	if (rp == NULL || rp->rslots == 0)
 		return -RMQ_ENOTSUP;
-	slots = rp->rslots;
-	k     = slots_for(rp->rslot, o->len);
-	if (k > slots / 4 || RMQ_HDR_SIZE + o->len > s->tx->slot)
+	if (slots_for(rp->rslot, o->len) > rp->rslots / 4 ||
+	    RMQ_HDR_SIZE + o->len > s->tx->slot)
 		return -RMQ_EMSGSIZE;
-	start = rp->rtail;
-	pad   = 0;
-	if (start + k > slots) {
-		pad   = slots - start;
-		start = 0;
-	}
+	need = ring_place(rp, o->len, &start);
 	/* Room in its ring: blocks, or -RMQ_EAGAIN when the waiter says. */
-	room = (struct room){p, rp, (int64_t) (pad + k)};
+	room = (struct room){p, rp, (int64_t) need};
 	if (rp->rfree < room.need) {
 		rc = rmq_wait_until(&s->reactor, w, RMQ_WAIT_IDLE, has_room,
 		                    &room);
@@ -315,8 +325,7 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		p->owed += h.credits;
 		return rc;
 	}
-	rp->rfree -= pad + k;
-	rp->rtail = (start + k) % slots;
+	ring_took(rp, start, need, o->len);
 	rmq_tx_sent(s, p, RMQ_PATH_RING, o->len);
 	rmq_msg_free(o->msg); /* copied out */
 	return 0;
@@ -360,20 +369,15 @@ rmq_ring_batch_post(struct rmq_socket *s, struct rmq_peer *p,
                     struct rmq_tx *tx, size_t n)
 {
 	struct ring_peer *rp = ring_of(p);
-	uint32_t          k, start, pad = 0;
+	uint32_t          start, need;
 	ssize_t           rc;
 
 	if (rp == NULL || rp->rslots == 0 || n < RMQ_HDR_SIZE)
 		return -RMQ_ENOTSUP;
-	k     = slots_for(rp->rslot, n - RMQ_HDR_SIZE);
-	start = rp->rtail;
-	if (k > rp->rslots / 4)
+	if (slots_for(rp->rslot, n - RMQ_HDR_SIZE) > rp->rslots / 4)
 		return -RMQ_EMSGSIZE;
-	if (start + k > rp->rslots) {
-		pad   = rp->rslots - start;
-		start = 0;
-	}
-	if (rp->rfree < (int64_t) (pad + k))
+	need = ring_place(rp, n - RMQ_HDR_SIZE, &start);
+	if (rp->rfree < (int64_t) need)
 		return 1; /* its credit is on its way */
 	rc = rmq_strict_desc(s, tx->desc, "fi_writedata");
 	if (rc != 0)
@@ -384,8 +388,7 @@ rmq_ring_batch_post(struct rmq_socket *s, struct rmq_peer *p,
 	                  &tx->op.fctx);
 	if (rc != 0)
 		return (int) rc;
-	rp->rfree -= pad + k;
-	rp->rtail = (start + k) % rp->rslots;
+	ring_took(rp, start, need, n - RMQ_HDR_SIZE);
 	return 0;
 }
 
@@ -466,29 +469,6 @@ ring_settle(struct rmq_socket *s, struct rmq_peer *p, uint64_t end)
 	}
 }
 
-/* An RBATCH's items (checked whole first), queued in order. */
-static void
-ring_batch_rx(struct rmq_socket *s, struct rmq_peer *p, uint8_t *b,
-              size_t len, uint32_t count)
-{
-	struct rmq_rxent *e;
-	size_t            off, n;
-	uint32_t          i;
-
-	for (i = 0, off = 0; i < count; i++, off += rmq_batch_item_size(n)) {
-		n = rmq_get32(b + off);
-		e = rmq_rx_new(s, p, rmq_get32(b + off + 4));
-		if (e == NULL)
-			continue;
-		e->path = RMQ_PATH_RING;
-		e->len  = n;
-		e->data = b + off + RMQ_BATCH_ITEM_HDR;
-		e->tag  = 0; /* its slots go with the batch's last (settle) */
-		(void) rmq_rx_accept(s, p, e);
-	}
-	RMQ_UNUSED(len);
-}
-
 /* A ring message landed: check it against what we granted, queue it. */
 static void
 ring_imm(struct rmq_socket *s, uint32_t imm)
@@ -499,8 +479,9 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 	struct ring_peer *rp  = p != NULL ? ring_of(p) : NULL;
 	struct rmq_rxent *e;
 	struct rmq_hdr    h;
-	uint32_t          k, pad = 0;
+	uint32_t          k, pad = 0, found;
 	uint8_t          *at;
+	bool              batch;
 
 	if (rp == NULL || rp->ring == NULL || p->state == RMQ_PEER_DEAD) {
 		s->stats.proto_errors++;
@@ -527,6 +508,7 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 		ring_bad(s, p, "bad header");
 		return;
 	}
+	batch = (h.type & RMQ_MT_MASK) == RMQ_MT_RBATCH;
 	k = slots_for(rp->slot, h.len);
 	if (h.len > (size_t) (rp->slots - start) * rp->slot - RMQ_HDR_SIZE ||
 	    k > rp->slots / 4 ||
@@ -535,39 +517,28 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 		return;
 	}
 	RMQ_MEM_WRITTEN(at + RMQ_HDR_SIZE, h.len);
-	if ((h.type & RMQ_MT_MASK) == RMQ_MT_RBATCH) {
-		uint32_t found;
-
-		if (rmq_batch_check(at + RMQ_HDR_SIZE, h.len, h.msgid,
-		                    &found) != 0) {
-			ring_bad(s, p, "malformed batch");
-			return;
-		}
+	if (batch && rmq_batch_check(at + RMQ_HDR_SIZE, h.len, h.msgid,
+	                             &found) != 0) {
+		ring_bad(s, p, "malformed batch");
+		return;
 	}
 	rp->head = (start + k) % rp->slots;
 	rp->taken += pad + k;
 	p->credits += h.credits;
-	if ((h.type & RMQ_MT_MASK) == RMQ_MT_RBATCH) {
-		ring_batch_rx(s, p, at + RMQ_HDR_SIZE, h.len, h.msgid);
-		ring_settle(s, p, rp->taken);
-		return;
+	if (batch) {
+		rmq_rx_batch(s, p, at + RMQ_HDR_SIZE, h.msgid, RMQ_PATH_RING,
+		             NULL);
+	} else if ((e = rmq_rx_new(s, p, h.msgid)) != NULL) {
+		e->path = RMQ_PATH_RING;
+		e->len  = h.len;
+		e->data = at + RMQ_HDR_SIZE;
+		(void) rmq_rx_accept(s, p, e);
 	}
-	e = rmq_rx_new(s, p, h.msgid);
-	if (e == NULL) {
-		ring_settle(s, p, rp->taken); /* dropped: slots go back */
-		return;
-	}
-	e->path  = RMQ_PATH_RING;
-	e->len   = h.len;
-	e->data  = at + RMQ_HDR_SIZE;
-	e->tag   = 0;
-	/* Queued, it frees its slots (and any padding before them) when
-	 * released; dropped here (RMQ_MAXMSGSIZE), they wait for the ring
-	 * messages of p queued before it. */
-	if (rmq_rx_accept(s, p, e) == 0)
-		e->tag = rp->taken;
-	else
-		ring_settle(s, p, rp->taken);
+	/* Its slots (and any padding before them) go back with the newest
+	 * of p's ring messages still queued -- this one, or the batch's
+	 * last, unless dropped on arrival (RMQ_MAXMSGSIZE, no memory) --
+	 * when that is released, or now. */
+	ring_settle(s, p, rp->taken);
 }
 
 const struct rmq_path_ops rmq_path_ring = {

@@ -462,3 +462,27 @@ rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 	rmq_rxq_push(s, &p->q, e);
 	return 0;
 }
+
+void
+rmq_rx_batch(struct rmq_socket *s, struct rmq_peer *p, uint8_t *b,
+             uint32_t count, int path, struct rmq_slab *sl)
+{
+	struct rmq_rxent *e;
+	size_t            off, n;
+	uint32_t          i;
+
+	for (i = 0, off = 0; i < count; i++, off += rmq_batch_item_size(n)) {
+		n = rmq_get32(b + off);
+		e = rmq_rx_new(s, p, rmq_get32(b + off + 4));
+		if (e == NULL)
+			continue;
+		e->path = path;
+		e->len  = n;
+		e->data = b + off + RMQ_BATCH_ITEM_HDR;
+		if (sl != NULL) {
+			e->slab = sl;
+			atomic_fetch_add(&sl->refs, 1);
+		}
+		(void) rmq_rx_accept(s, p, e);
+	}
+}

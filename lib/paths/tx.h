@@ -132,5 +132,14 @@ struct rmq_rxent *rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p,
  */
 int  rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p,
                    struct rmq_rxent *e);
+struct rmq_slab;
+/*
+ * The count items of a batch body b from p (checked whole first:
+ * rmq_batch_check), each taken in as above and queued in order as a
+ * message of path pointing into b; each holds a reference to sl (NULL:
+ * none, a ring's).
+ */
+void rmq_rx_batch(struct rmq_socket *s, struct rmq_peer *p, uint8_t *b,
+                  uint32_t count, int path, struct rmq_slab *sl);
 
 #endif /* RMQ_TX_H */
