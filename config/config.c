@@ -90,6 +90,7 @@ static const struct {
 	{ "RMQ_STRICT", "strict" },
 	{ "RMQ_SPIN_US", "progress.spin_us" },
 	{ "RMQ_COALESCE", "coalesce.enabled" },
+	{ "RMQ_LOCAL", "local.enabled" },
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)

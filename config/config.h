@@ -126,6 +126,9 @@ struct rmq_config {
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
 	int      coalesce;       /* coalesce.enabled: pack queued messages */
+	int      local;          /* local.enabled: same-host peers share a ring */
+	size_t   local_ring;     /* local.ring: bytes of each local rx ring */
+	int      local_peers;    /* local.peers: peers of a socket with one */
 	int      coalesce_us;    /* coalesce.window_us: a send this soon after
 	                          * the last one to a peer joins a batch */
 	int      flush_us;       /* coalesce.flush_us: the flusher's period */

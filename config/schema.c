@@ -76,6 +76,7 @@ static const struct rmq_schema_choice all_paths[] = {
 	{ "rndv_write", RMQ_PATH_RNDV_WRITE },
 	{ "rndv_send", RMQ_PATH_RNDV_SEND },
 	{ "seg", RMQ_PATH_SEG },
+	{ "local", RMQ_PATH_LOCAL },
 	{ NULL, 0 },
 };
 
@@ -377,6 +378,21 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(flush_us),
 	    "inline mode: the period of the context's flusher thread, which "
 	    "sends the batches the application left queued" },
+	{ "local.enabled", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
+	    FIELD(local),
+	    "a peer on this host (same boot id, host name and user) gets a "
+	    "ring in shared memory whatever the provider: the local path "
+	    "(rmq_paths(7))" },
+	{ "local.ring", RMQ_SCHEMA_SIZE, 64 * KiB, 64 * MiB, 512 * KiB, NULL,
+	    FIELD(local_ring),
+	    "bytes of each local peer's receive ring (rounded down to a "
+	    "power of two); a "
+	    "message up to an eighth of it goes through the ring, larger "
+	    "ones by rendezvous" },
+	{ "local.peers", RMQ_SCHEMA_INT, 0, 16384, 256, NULL,
+	    FIELD(local_peers),
+	    "peers of a socket that may take the local path (the first to "
+	    "connect); the others use the provider" },
 	{ "auth.key_file", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(auth_key_file),
 	    "a file holding a shared secret (16 to 4096 bytes, mode 0600, "
 	    "ours): peers prove they hold it (HMAC-SHA-256 challenge and "

@@ -186,7 +186,10 @@ enum rmq_path {
 	                          * fi_writedata */
 	RMQ_PATH_SEG       = 6, /* segmented two-sided: eager-sized pieces,
 	                         * for providers without RMA */
-	RMQ_PATH_COUNT     = 7,
+	RMQ_PATH_LOCAL     = 7, /* a peer on this host: a ring in memory the
+	                         * two processes share, whatever the
+	                         * provider (local.enabled, rmq_paths(7)) */
+	RMQ_PATH_COUNT     = 8,
 	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats */
 };
 

@@ -253,6 +253,8 @@ rmq_path_can(const struct rmq_caps *c, int path, const char **why)
 		if (!c->tagged)
 			w = "it has no FI_TAGGED";
 		break;
+	case RMQ_PATH_LOCAL:
+		break; /* shared memory, beside the provider (paths/local.c) */
 	default:
 		w = "there is no such path";
 		break;

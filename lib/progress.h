@@ -113,6 +113,15 @@ struct rmq_reactor {
 	bool               idle_any;  /* and on idle rounds of every wait
 	                               * (sends kept for a first peer) */
 
+	/* Rings in memory shared with peers on this host (paths/local.c),
+	 * while local_on: poll takes in what they hold, a count; arm, before
+	 * the reactor blocks, asks the peers to wake it and says whether
+	 * something came meanwhile (then it does not block). */
+	int  (*local_poll)(void *owner);
+	int  (*local_arm)(void *owner);
+	bool               local_on;
+	unsigned           lticks;   /* rounds that looked at rings only */
+
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;
 	int                dispatching;
@@ -211,6 +220,16 @@ rmq_reactor_arm(struct rmq_reactor *r, int hook, bool armed)
 	else
 		r->after_armed &= ~(1u << hook);
 }
+
+#define RMQ_POLL_NS      1000000 /* sources every 1 ms while progressing */
+#define RMQ_SLEEP_MAX_MS 100
+
+/* For wait.c: the timers' next deadline (INT64_MAX: none); one poll of
+ * rs's sources (with_cq: their CQ wait fds too) and the foreign fds for
+ * up to timeout_ms, the ready sources called, the timers run: events. */
+int64_t rmq_timers_next(const struct rmq_reactor *r);
+int     rmq_poll_round(struct rmq_reactor *const *rs, int nr, bool with_cq,
+                       struct pollfd *foreign, int nfds, int timeout_ms);
 
 int  rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
                     void (*ready)(struct rmq_source *, short, void *));

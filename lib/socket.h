@@ -56,6 +56,8 @@ struct rmq_shard {
 	size_t         fabaddr_len;
 };
 
+struct rmq_local;
+
 struct rmq_socket {
 	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
 	int                rings;     /* peers holding a ring of ours
@@ -111,6 +113,8 @@ struct rmq_socket {
 	int                nbat;      /* peers with a batch open */
 	int                bat_hook;  /* its after-pass hook */
 	int                inflight;  /* tx slots + rendezvous sends busy */
+	struct rmq_local  *local;     /* paths/local.c; NULL: local.enabled
+	                               * is off */
 	struct rmq_rndv   *rndv;      /* paths/rndv.c */
 	struct rmq_pat_rma *rma_parked; /* a pattern's freed in flight
 	                                 * (pattern_rma.c) */

@@ -184,6 +184,7 @@ rmq_path_name(int path)
 		[RMQ_PATH_RING] = "ring",
 		[RMQ_PATH_RNDV_WRITE] = "rndv_write",
 		[RMQ_PATH_SEG] = "seg",
+		[RMQ_PATH_LOCAL] = "local",
 	};
 
 	return path >= 0 && path < RMQ_PATH_COUNT ? names[path] : "?";

@@ -164,6 +164,18 @@ rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h)
 		rmq_put32(p + 20, h->ring_slot_size);
 		p += 24;
 	}
+	if (h->features & RMQ_FEAT_LOCAL) {
+		memcpy(p, h->host, 16);
+		rmq_put64(p + 16, h->host_name);
+		rmq_put32(p + 24, h->uid);
+		rmq_put32(p + 28, h->pid);
+		rmq_put32(p + 32, h->lfd);
+		rmq_put32(p + 36, h->lefd);
+		rmq_put32(p + 40, h->lsize);
+		rmq_put32(p + 44, h->lflags);
+		rmq_put64(p + 48, h->lnonce);
+		p += RMQ_LOCAL_HELLO_SIZE;
+	}
 	return ctrl_frame(b, RMQ_CK_HELLO,
 	                  (size_t) (p - b) - RMQ_CTRL_HDR_SIZE);
 }
@@ -253,7 +265,9 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	if ((h->features & ~RMQ_FEAT_KNOWN) != 0 || h->addr_len == 0 ||
 	    h->addr_len > RMQ_ADDR_MAX ||
 	    (size_t) (end - p) !=
-	        h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u))
+	        h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u) +
+	            ((h->features & RMQ_FEAT_LOCAL) ? RMQ_LOCAL_HELLO_SIZE
+	                                            : 0u))
 		return -RMQ_EPROTO;
 	memcpy(h->addr, p, h->addr_len);
 	p += h->addr_len;
@@ -264,6 +278,25 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 		h->ring_slot_size = rmq_get32(p + 20);
 		if (h->ring_slots < 4 || h->ring_slots > RMQ_RING_SLOTS_MAX ||
 		    h->ring_slot_size < 64 || h->ring_slot_size > (1u << 20))
+			return -RMQ_EPROTO;
+		p += 24;
+	}
+	if (h->features & RMQ_FEAT_LOCAL) {
+		memcpy(h->host, p, 16);
+		h->host_name = rmq_get64(p + 16);
+		h->uid       = rmq_get32(p + 24);
+		h->pid       = rmq_get32(p + 28);
+		h->lfd       = rmq_get32(p + 32);
+		h->lefd      = rmq_get32(p + 36);
+		h->lsize     = rmq_get32(p + 40);
+		h->lflags    = rmq_get32(p + 44);
+		h->lnonce    = rmq_get64(p + 48);
+		/* The ring's size is checked against the segment when it is
+		 * mapped (paths/local.c); these only bound the numbers. */
+		if ((h->lflags & ~RMQ_LOCAL_F_MAPPED) != 0 ||
+		    (h->lfd != 0 && (h->lsize < (64u << 10) ||
+		                     h->lsize > (64u << 20) ||
+		                     (h->lsize & (h->lsize - 1)) != 0)))
 			return -RMQ_EPROTO;
 	}
 	if (h->rcvhwm == 0)

@@ -158,12 +158,27 @@ struct rmq_hello {
 	uint64_t ring_key;
 	uint32_t ring_slots;
 	uint32_t ring_slot_size;
+	/* With RMQ_FEAT_LOCAL (56 bytes after those): this host, and the
+	 * ring we made for the peer's messages in memory we share with it
+	 * (paths/local.c). */
+	uint8_t  host[16];   /* the kernel's boot id */
+	uint64_t host_name;  /* a hash of the host name */
+	uint32_t uid, pid;   /* ours: the peer opens /proc/pid/fd/... */
+	uint32_t lfd;        /* our memfd holding the ring; 0: none */
+	uint32_t lefd;       /* our eventfd: written to wake us */
+	uint32_t lsize;      /* the ring's bytes */
+	uint32_t lflags;     /* RMQ_LOCAL_F_* */
+	uint64_t lnonce;     /* written at the ring's head: the right one */
 };
 
 #define RMQ_FEAT_RING  0x1u /* the ring's 24 bytes (paths/ring.c) */
 #define RMQ_FEAT_BATCH 0x2u /* we take BATCH messages (no fields) */
 #define RMQ_FEAT_RBATCH 0x4u /* we take RBATCH in our ring (no fields) */
-#define RMQ_FEAT_KNOWN (RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH)
+#define RMQ_FEAT_LOCAL 0x8u /* this host and a shared ring: 56 bytes */
+#define RMQ_FEAT_KNOWN                                                       \
+	(RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH | RMQ_FEAT_LOCAL)
+#define RMQ_LOCAL_HELLO_SIZE 56
+#define RMQ_LOCAL_F_MAPPED 0x1u /* we mapped the ring the peer announced */
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */

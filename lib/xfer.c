@@ -63,10 +63,16 @@ can_carry(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len,
 static int
 choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 {
-	const struct rmq_path_table *t    = &s->paths;
-	int                          path = rmq_path_select(t, len);
+	const struct rmq_path_table *t = &s->paths;
+	int                          path;
 	char                         why[256];
 	int                          rc;
+
+	/* A peer on this host: its shared ring up to its limit, whatever
+	 * the table says (paths/local.c; a forced path turns it off). */
+	if (p->local && len <= p->local_max && t->force < 0)
+		return RMQ_PATH_LOCAL;
+	path = rmq_path_select(t, len);
 
 	rc = can_carry(s, p, path, len, why, sizeof(why));
 	if (rc == 0 && (t->force >= 0 || s->path_ops[path]->has_room == NULL ||

@@ -9,7 +9,17 @@
 # fi_pingpong -p tcp -e msg (a connected MSG endpoint on the tcp provider
 # alone, without ofi_rxm) is another anchor in the same loop, with the same
 # placement; its mean one-way latency and rmq mean / fi-msg mean are added
-# as columns at the end of the table and of the CSV rows.
+# as columns at the end of the table and of the CSV rows.  With --mpi, for
+# the shm provider, Open MPI's shared-memory transport is one more anchor in
+# the same loop: perf/mpi_pingpong (an osu_latency-style MPI_Send/MPI_Recv
+# ping-pong, built when an MPI C dependency is found) under mpirun -np 2
+# --mca btl self,vader, ranks bound to CPU 0 and CPU 1; its mean one-way
+# latency and rmq mean / mpi mean are added at the end as --fi-msg's are.
+#
+# --rmq-env VAR=VALUE (repeatable) sets VAR=VALUE in the environment of the
+# librmq runs only (rmq_pingpong, rmq_bw; not fi_pingpong, ZeroMQ, MPI or
+# rmq_bw --memcpy) and says so in the tables' headings: --rmq-env
+# RMQ_LOCAL=1 sets librmq's same-host path against the same anchors.
 #
 # With --paths, rmq_pingpong runs once per librmq path, forced with --path,
 # beside one fi_pingpong, and the table has a column per path.  With --bw,
@@ -34,6 +44,10 @@
 #   ZMQ_PINGPONG   path of zmq_pingpong (default: as rmq_pingpong)
 #   RMQ_BW         path of rmq_bw       (default: as rmq_pingpong)
 #   ZMQ_THR        path of zmq_thr      (default: as rmq_pingpong)
+#   MPI_PINGPONG   path of mpi_pingpong (default: as rmq_pingpong)
+#   MPIRUN         Open MPI's mpirun    (default: mpirun from PATH)
+#   OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are set to 1
+#   for --mpi when run as root.
 #   FI_SOCKETS_PE_WAITTIME, FI_TCP_IFACE, FI_SOCKETS_IFACE are set to 0, lo,
 #   lo unless already set; they apply to both binaries.
 #
@@ -49,11 +63,11 @@ usage() {
 	cat <<EOF
 Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--zmq TRANSPORT ...] [--zmq-same-cpu] [--csv FILE]
-       [--fi-msg] [--paths LIST] [--bw [--bw-iters N] [--bw-window W]]
-       [-v] [-h]
+       [--fi-msg] [--mpi] [--rmq-env VAR=VALUE ...] [--paths LIST]
+       [--bw [--bw-iters N] [--bw-window W]] [-v] [-h]
        $prog --zmq-thr [-p PROVIDER ...] [-S SIZES] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--thr-patterns LIST] [--bw-iters N] [--bw-window W]
-       [--csv FILE] [-v]
+       [--rmq-env VAR=VALUE ...] [--csv FILE] [-v]
 
 Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
 table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
@@ -90,6 +104,23 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 "rmq/fi-msg" (rmq mean / fi-msg mean; lower is better);
                 '-' for the other providers.  The CSV rows get fimsg_lat_us
                 and fimsg_lat_ratio at their end.  No --paths.
+  --mpi         for provider shm, also run Open MPI's shared-memory
+                transport, osu_latency-style: mpirun --allow-run-as-root
+                -np 2 --cpu-set 0,1 --bind-to cpu-list:ordered --mca btl
+                self,vader mpi_pingpong -S SIZE -I ITER --csv (ranks on CPU
+                0 and CPU 1), in the same loop and rounds, and add columns
+                "mpi mean" (size / its median MB/s: mean one-way us) and
+                "rmq/mpi" (rmq mean / mpi mean; lower is better); '-' for
+                the other providers.  The CSV rows get mpi_lat_us and
+                mpi_lat_ratio at their end (after fi-msg's).  mpi_pingpong
+                is BUILD_DIR/perf/mpi_pingpong (built when an MPI C
+                dependency is found) unless MPI_PINGPONG is set; without it
+                or mpirun the script stops.  No --paths.
+  --rmq-env VAR=VALUE
+                set VAR=VALUE in the environment of the librmq runs only
+                (rmq_pingpong and rmq_bw, not fi_pingpong, ZeroMQ, MPI or
+                rmq_bw --memcpy), shown in the tables' headings; repeat for
+                more, e.g. --rmq-env RMQ_LOCAL=1 (librmq's same-host path)
   --csv FILE    also write the results as CSV (header lines start with '#')
   --paths LIST  instead of the table above, run rmq_pingpong once per path,
                 forced with --path: inject, eager, ring, rndv_read,
@@ -147,6 +178,8 @@ csv_file=""
 zmq_transports=()
 zmq_same_cpu=0
 fi_msg=0      # --fi-msg
+mpi=0         # --mpi
+rmq_env=()    # --rmq-env VAR=VALUE ...
 run_timeout="" # default: 60 s, 300 s for sockets (see timeout_for)
 verbose=0
 path_list=()  # --paths
@@ -197,6 +230,9 @@ while [[ $# -gt 0 ]]; do
 	--zmq=*) add_list zmq_transports "${1#--zmq=}"; shift ;;
 	--zmq-same-cpu) zmq_same_cpu=1; shift ;;
 	--fi-msg) fi_msg=1; shift ;;
+	--mpi) mpi=1; shift ;;
+	--rmq-env) need_arg "$@"; rmq_env+=("$2"); shift 2 ;;
+	--rmq-env=*) rmq_env+=("${1#--rmq-env=}"); shift ;;
 	--paths) need_arg "$@"; add_list path_list "$2"; shift 2 ;;
 	--paths=*) add_list path_list "${1#--paths=}"; shift ;;
 	--bw) do_bw=1; shift ;;
@@ -222,6 +258,7 @@ if [[ $do_thr -eq 1 ]]; then
 	[[ ${#zmq_transports[@]} -eq 0 && ${#path_list[@]} -eq 0 && $do_bw -eq 0 ]] ||
 		die_usage "--zmq-thr does not go with --zmq, --paths or --bw"
 	[[ $fi_msg -eq 0 ]] || die_usage "--zmq-thr does not go with --fi-msg"
+	[[ $mpi -eq 0 ]] || die_usage "--zmq-thr does not go with --mpi"
 	for t in "${thr_patterns[@]}"; do
 		case $t in
 		pushpull | pubsub | pair) ;;
@@ -281,6 +318,15 @@ path_list=("${pl[@]}")
 if [[ $fi_msg -eq 1 && " ${providers[*]} " != *" tcp "* ]]; then
 	echo "$prog: warning: --fi-msg only measures provider tcp, which is not among -p ${providers[*]}; its columns will show '-'" >&2
 fi
+[[ ${#path_list[@]} -eq 0 || $mpi -eq 0 ]] ||
+	die_usage "--mpi does not go with --paths"
+if [[ $mpi -eq 1 && " ${providers[*]} " != *" shm "* ]]; then
+	echo "$prog: warning: --mpi only measures provider shm, which is not among -p ${providers[*]}; its columns will show '-'" >&2
+fi
+for e in "${rmq_env[@]}"; do
+	[[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] ||
+		die_usage "bad --rmq-env '$e' (VAR=VALUE)"
+done
 [[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 || $do_thr -eq 1 ]] ||
 	die_usage "--bw-iters and --bw-window need --bw or --zmq-thr"
 [[ -z $bw_iters || $bw_iters =~ ^[1-9][0-9]*$ ]] ||
@@ -314,6 +360,8 @@ rmq_bin=${RMQ_PINGPONG:-$(default_bin rmq_pingpong)}
 zmq_bin=${ZMQ_PINGPONG:-$(default_bin zmq_pingpong)}
 bw_bin=${RMQ_BW:-$(default_bin rmq_bw)}
 thr_bin=${ZMQ_THR:-$(default_bin zmq_thr)}
+mpi_bin=${MPI_PINGPONG:-$(default_bin mpi_pingpong)}
+mpirun_bin=${MPIRUN:-mpirun}
 
 # --zmq-thr runs neither fi_pingpong nor rmq_pingpong.
 [[ $do_thr -eq 1 ]] || command -v "$fi_bin" >/dev/null 2>&1 ||
@@ -341,6 +389,39 @@ if [[ ${#zmq_transports[@]} -gt 0 ]]; then
 fi
 zmq_flags=()
 [[ $zmq_same_cpu -eq 0 ]] || zmq_flags=(--same-cpu)
+# --mpi: Open MPI's flags.  --cpu-set with --bind-to core leaves both ranks
+# bound to the whole set and conflicts with --map-by core; cpu-list:ordered
+# puts rank 0 on CPU 0 and rank 1 on CPU 1, as taskset does the others.
+mpi_version="" mpirun_version=""
+mpi_flags=(--allow-run-as-root -np 2 --cpu-set "0,1" --bind-to cpu-list:ordered
+	--mca btl "self,vader")
+if [[ $mpi -eq 1 ]]; then
+	if ! command -v "$mpirun_bin" >/dev/null 2>&1; then
+		echo "$prog: --mpi: $mpirun_bin not found (apt-get install openmpi-bin, or set MPIRUN)" >&2
+		exit 2
+	fi
+	if [[ ! -x $mpi_bin || -d $mpi_bin ]]; then
+		echo "$prog: --mpi: $mpi_bin not found or not executable (built only when an MPI C dependency is found: apt-get install libopenmpi-dev, or set MPI_PINGPONG)" >&2
+		exit 2
+	fi
+	mpirun_version=$("$mpirun_bin" --version 2>/dev/null | head -n 1 || true)
+	if [[ $mpirun_version != *"Open MPI"* ]]; then
+		echo "$prog: --mpi: $mpirun_bin is not Open MPI's mpirun (${mpirun_version:-no version}); set MPIRUN" >&2
+		exit 2
+	fi
+	mpi_version=$("$mpi_bin" --version 2>/dev/null | sed -n '1s/^[^(]*(\(.*\))$/\1/p' || true)
+	[[ -n $mpi_version ]] || mpi_version="version unknown"
+	# mpirun refuses root without both (besides --allow-run-as-root)
+	if [[ $(id -u) -eq 0 ]]; then
+		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	fi
+fi
+# --rmq-env: a prefix for the librmq commands, and how headings show it
+rmq_pre=() rmq_envs=""
+if [[ ${#rmq_env[@]} -gt 0 ]]; then
+	rmq_pre=(env "${rmq_env[@]}")
+	rmq_envs=$(printf '%q ' "${rmq_env[@]}")
+fi
 for c in taskset timeout awk sort; do
 	command -v "$c" >/dev/null 2>&1 || { echo "$prog: $c not found" >&2; exit 2; }
 done
@@ -579,14 +660,14 @@ csv_once() {
 # rmq_once PROV SIZE ITERS -> sets r_lat r_bw r_path, or returns 1
 rmq_once() {
 	csv_once rmq_pingpong "$1" "$2" "$3" \
-		"$rmq_bin" --local -p "$1" -S "$2" -I "$3" --csv
+		"${rmq_pre[@]}" "$rmq_bin" --local -p "$1" -S "$2" -I "$3" --csv
 }
 
 # rmq_path_once PROV PATH SIZE ITERS -> sets r_lat r_bw r_path (r_lat "-":
 # the path cannot carry SIZE), or returns 1
 rmq_path_once() {
 	csv_once rmq_pingpong "$1 --path $2" "$3" "$4" \
-		"$rmq_bin" --local -p "$1" --path "$2" -S "$3" -I "$4" --csv
+		"${rmq_pre[@]}" "$rmq_bin" --local -p "$1" --path "$2" -S "$3" -I "$4" --csv
 }
 
 # run_csv NAME WHAT CMD... -> CMD's stdout in $tmpdir/NAME.csv, or returns 1
@@ -625,7 +706,7 @@ bw_once() {
 	local args=(--local -p "$1" --path "$2" -S "$3" --csv)
 	[[ -z $bw_iters ]] || args+=(-I "$bw_iters")
 	[[ -z $bw_window ]] || args+=(-W "$bw_window")
-	run_csv rmq_bw "rmq_bw $1 --path $2 $3 B" "$bw_bin" "${args[@]}" ||
+	run_csv rmq_bw "rmq_bw $1 --path $2 $3 B" "${rmq_pre[@]}" "$bw_bin" "${args[@]}" ||
 		return 1
 	if ! bw_pick rmq_bw "$3" >"$tmpdir/parsed"; then
 		fail_log "cannot parse rmq_bw CSV ($1 --path $2, $3 B)" \
@@ -641,6 +722,13 @@ bw_once() {
 zmq_once() {
 	csv_once zmq_pingpong "$1" "$2" "$3" \
 		"$zmq_bin" --transport "$1" "${zmq_flags[@]}" -S "$2" -I "$3" --csv
+}
+
+# mpi_once SIZE ITERS -> sets r_lat r_bw r_path, or returns 1.  mpirun
+# binds the two ranks; mpi_pingpong prints rmq_pingpong's CSV.
+mpi_once() {
+	csv_once mpi_pingpong shm "$1" "$2" \
+		"$mpirun_bin" "${mpi_flags[@]}" "$mpi_bin" -S "$1" -I "$2" --csv
 }
 
 median() { # values on stdin, one per line
@@ -714,7 +802,7 @@ thr_main() {
 		"librmq vs ZeroMQ, streaming throughput, $(date '+%Y-%m-%d %H:%M:%S %z')"
 		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
 		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
-		"rmq_bw: $bw_bin --local --cpus 0,1 -p PROV --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
+		"rmq_bw: $rmq_envs$bw_bin --local --cpus 0,1 -p PROV --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
 		"zmq_thr: $thr_bin (${zmq_version:-version unknown}) --cpus 0,1 --transport T --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
 		"pairs: $(for p in "${providers[@]}"; do printf 'rmq %s / zmq %s, ' "$p" "$(thr_transport "$p")"; done | sed 's/, $//'); patterns: ${thr_patterns[*]}"
 		"$runs round(s); each round runs every pair and pattern, rmq then zmq; sender CPU 0, receiver CPU 1"
@@ -722,6 +810,8 @@ thr_main() {
 		"msgs/s = median over the rounds; spread = (max - min) / median, in %; rmq/zmq = ratio of the medians (higher: librmq faster), [min-max] of the per-round ratios"
 		"snd/rcv ns = CPU ns per message of the sending / receiving process (median); drop = messages dropped, summed over the rounds (rmq: rmq_stats of the PUB; zmq: gaps the receiver saw)"
 	)
+	[[ -z $rmq_envs ]] ||
+		header+=("rmq env: ${rmq_envs% } (rmq_bw only; zmq_thr runs without)")
 	for l in "${header[@]}"; do echo "# $l"; done
 	if [[ -n $csv_file ]]; then
 		{
@@ -736,7 +826,7 @@ thr_main() {
 			for pat in "${thr_patterns[@]}"; do
 				local ok_r=1 ok_z=1 msg
 				run_csv rmq_thr "rmq_bw $prov --pattern $pat" \
-					"$bw_bin" --local --cpus 0,1 -p "$prov" --pattern "$pat" \
+					"${rmq_pre[@]}" "$bw_bin" --local --cpus 0,1 -p "$prov" --pattern "$pat" \
 					-S "$list" "${args[@]}" --csv || ok_r=0
 				# PAIR has no ZeroMQ twin here: set against PUSH/PULL
 				zp=$pat
@@ -781,7 +871,7 @@ thr_main() {
 		for prov in "${providers[@]}"; do
 			zt=$(thr_transport "$prov")
 			echo
-			echo "## $pat: rmq_bw $prov vs zmq_thr $zt$([[ $pat != pair ]] || echo ' pushpull'), messages/s"
+			echo "## $pat: rmq_bw $prov${rmq_envs:+ (${rmq_envs% })} vs zmq_thr $zt$([[ $pat != pair ]] || echo ' pushpull'), messages/s"
 			echo
 			# shellcheck disable=SC2059
 			printf "$rowf" size "rmq msgs/s" "spread" "zmq msgs/s" "spread" rmq/zmq "[min-max]" \
@@ -887,6 +977,14 @@ if [[ $fi_msg -eq 1 ]]; then
 		"fi-msg us = its median mean one-way us; rmq/fi-msg = rmq mean / fi-msg mean (lower is better); '-' for providers other than tcp"
 	)
 fi
+if [[ $mpi -eq 1 ]]; then
+	header+=(
+		"mpi: $mpi_bin ($mpi_version), osu_latency-style MPI_Send/MPI_Recv between 2 ranks, Open MPI's shared memory (btl self,vader), provider shm only, run after fi_pingpong in each round, ranks on CPUs 0 and 1"
+		"mpi mean = size / its median MB/s (mean one-way us); rmq/mpi = rmq mean / mpi mean (lower is better); '-' for providers other than shm"
+	)
+fi
+[[ -z $rmq_envs ]] ||
+	header+=("rmq env: ${rmq_envs% } (rmq_pingpong and rmq_bw only; fi_pingpong, ZeroMQ, MPI and memcpy run without)")
 if [[ ${#path_list[@]} -gt 0 ]]; then
 	header+=(
 		"paths: ${path_list[*]}, each forced with rmq_pingpong --path (RMQ_PATH on both sockets)"
@@ -916,6 +1014,13 @@ fi
 # fimsg_on PROV: does --fi-msg measure this provider?  (tcp only)
 fimsg_on() { [[ $fi_msg -eq 1 && $1 == tcp ]]; }
 
+# mpi_on PROV: does --mpi measure this provider?  (shm only)
+mpi_on() { [[ $mpi -eq 1 && $1 == shm ]]; }
+
+mpi_cmd() { # the mpirun command line, for headers
+	echo "$mpirun_bin ${mpi_flags[*]} $mpi_bin -S SIZE -I ITER --csv"
+}
+
 zmq_cmd() { # the zmq_pingpong command line for one transport, for headers
 	echo "$zmq_bin --transport $1${zmq_flags[*]:+ ${zmq_flags[*]}} -S SIZE -I ITER --csv"
 }
@@ -934,7 +1039,7 @@ csv_init() {
 			for p in "${providers[@]}"; do
 				echo "# $p server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e rdm -I ITER -S SIZE -B PORT"
 				echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
-				echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p --path PATH -S SIZE -I ITER --csv"
+				echo "# $p rmq:    $(prov_env "$p")$rmq_envs$rmq_bin --local -p $p --path PATH -S SIZE -I ITER --csv"
 			done
 			echo "provider,size,iters,fi_lat_us,path,rmq_p50_us,rmq_mean_us,lat_ratio,rmq_mbps,rmq_path,fastest"
 		} >"$csv_file"
@@ -946,10 +1051,13 @@ csv_init() {
 		for p in "${providers[@]}"; do
 			echo "# $p server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e rdm -I ITER -S SIZE -B PORT"
 			echo "# $p client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
-			echo "# $p rmq:    $(prov_env "$p")$rmq_bin --local -p $p -S SIZE -I ITER --csv"
+			echo "# $p rmq:    $(prov_env "$p")$rmq_envs$rmq_bin --local -p $p -S SIZE -I ITER --csv"
 			if fimsg_on "$p"; then
 				echo "# $p fi-msg server: $(prov_env "$p")taskset -c 0 $fi_bin -p $p -e msg -I ITER -S SIZE -B PORT"
 				echo "# $p fi-msg client: $(prov_env "$p")taskset -c 1 $fi_bin -p $p -e msg -I ITER -S SIZE -P PORT 127.0.0.1"
+			fi
+			if mpi_on "$p"; then
+				echo "# $p mpi:    $(mpi_cmd)"
 			fi
 		done
 		for t in "${zmq_transports[@]}"; do
@@ -960,6 +1068,7 @@ csv_init() {
 			printf ',zmq_%s_p50_us,zmq_%s_mbps,zmq_%s_lat_ratio' "$t" "$t" "$t"
 		done
 		[[ $fi_msg -eq 0 ]] || printf ',fimsg_lat_us,fimsg_lat_ratio'
+		[[ $mpi -eq 0 ]] || printf ',mpi_lat_us,mpi_lat_ratio'
 		printf '\n'
 	} >"$csv_file"
 }
@@ -970,14 +1079,20 @@ csv_init
 row_fmt='| %8s | %6s | %9s | %14s | %11s | %9s | %9s | %9s | %8s | %-20s |'
 zmq_fmt=' %11s | %12s | %11s |'
 fimsg_fmt=' %10s | %10s |'
+mpi_fmt=' %9s | %8s |'
 
 # the 10 fi/rmq columns, then 3 per zmq transport, then with --fi-msg the
-# 2 fi-msg columns (always the last 2 arguments)
+# 2 fi-msg columns, then with --mpi the 2 mpi columns (always the last 2
+# arguments, fi-msg's the 2 before)
 print_row() {
-	local fm=()
+	local fm=() mp=()
 	# shellcheck disable=SC2059
 	printf "$row_fmt" "${@:1:10}"
 	shift 10
+	if [[ $mpi -eq 1 ]]; then
+		mp=("${@: -2}")
+		set -- "${@:1:$#-2}"
+	fi
 	if [[ $fi_msg -eq 1 ]]; then
 		fm=("${@: -2}")
 		set -- "${@:1:$#-2}"
@@ -989,6 +1104,8 @@ print_row() {
 	done
 	# shellcheck disable=SC2059
 	[[ ${#fm[@]} -eq 0 ]] || printf "$fimsg_fmt" "${fm[@]}"
+	# shellcheck disable=SC2059
+	[[ ${#mp[@]} -eq 0 ]] || printf "$mpi_fmt" "${mp[@]}"
 	printf '\n'
 }
 
@@ -1001,6 +1118,11 @@ fimsg_heads=() fimsg_rules=()
 if [[ $fi_msg -eq 1 ]]; then
 	fimsg_heads=("fi-msg us" "rmq/fi-msg")
 	fimsg_rules=("---------:" "---------:")
+fi
+mpi_heads=() mpi_rules=()
+if [[ $mpi -eq 1 ]]; then
+	mpi_heads=("mpi mean" "rmq/mpi")
+	mpi_rules=("--------:" "-------:")
 fi
 
 any_fail=0
@@ -1028,12 +1150,12 @@ paths_table() {
 	local fi_lats fi_failed
 	tmo=$(timeout_for "$prov")
 	echo
-	echo "## provider $prov: one column per forced path"
+	echo "## provider $prov: one column per forced path${rmq_envs:+, rmq with ${rmq_envs% }}"
 	echo
 	echo "    timeout per run: ${tmo}s"
 	echo "    server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e rdm -I ITER -S SIZE -B PORT"
 	echo "    client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
-	echo "    rmq:    $(prov_env "$prov")$rmq_bin --local -p $prov --path PATH -S SIZE -I ITER --csv"
+	echo "    rmq:    $(prov_env "$prov")$rmq_envs$rmq_bin --local -p $prov --path PATH -S SIZE -I ITER --csv"
 	echo
 	for pa in "${path_list[@]}"; do rules+=("---------------:"); done
 	paths_row size iters "fi us" "${path_list[@]}" fastest
@@ -1146,10 +1268,10 @@ bw_table() {
 	local paths=("$@")
 	tmo=$(timeout_for "$prov")
 	echo
-	echo "## provider $prov: streaming bandwidth (rmq_bw), MB/s"
+	echo "## provider $prov: streaming bandwidth (rmq_bw), MB/s${rmq_envs:+, rmq with ${rmq_envs% }}"
 	echo
 	echo "    timeout per run: ${tmo}s"
-	echo "    rmq_bw: $(prov_env "$prov")$bw_bin --local -p $prov --path PATH -S SIZE${bw_iters:+ -I $bw_iters}${bw_window:+ -W $bw_window} --csv"
+	echo "    rmq_bw: $(prov_env "$prov")$rmq_envs$bw_bin --local -p $prov --path PATH -S SIZE${bw_iters:+ -I $bw_iters}${bw_window:+ -W $bw_window} --csv"
 	echo "    memcpy: $bw_bin --memcpy -S SIZES --csv"
 	echo
 	for pa in "${paths[@]}"; do rules+=("---------------:"); done
@@ -1245,12 +1367,12 @@ fi
 for prov in "${providers[@]}"; do
 	tmo=$(timeout_for "$prov")
 	echo
-	echo "## provider $prov"
+	echo "## provider $prov${rmq_envs:+, rmq with ${rmq_envs% }}"
 	echo
 	echo "    timeout per run: ${tmo}s"
 	echo "    server: $(prov_env "$prov")taskset -c 0 $fi_bin -p $prov -e rdm -I ITER -S SIZE -B PORT"
 	echo "    client: $(prov_env "$prov")taskset -c 1 $fi_bin -p $prov -e rdm -I ITER -S SIZE -P PORT 127.0.0.1"
-	echo "    rmq:    $(prov_env "$prov")$rmq_bin --local -p $prov -S SIZE -I ITER --csv"
+	echo "    rmq:    $(prov_env "$prov")$rmq_envs$rmq_bin --local -p $prov -S SIZE -I ITER --csv"
 	for t in "${zmq_transports[@]}"; do
 		echo "    zmq $t: $(zmq_cmd "$t")"
 	done
@@ -1260,16 +1382,22 @@ for prov in "${providers[@]}"; do
 	elif [[ $fi_msg -eq 1 ]]; then
 		echo "    fi-msg: not run for $prov (tcp only)"
 	fi
+	if mpi_on "$prov"; then
+		echo "    mpi:    $(mpi_cmd)"
+	elif [[ $mpi -eq 1 ]]; then
+		echo "    mpi: not run for $prov (shm only)"
+	fi
 	echo
 	print_row size iters "fi us" "rmq p50/p99 us" "rmq mean us" "lat ratio" "fi MB/s" "rmq MB/s" "bw ratio" "rmq path" \
-		"${zmq_heads[@]}" "${fimsg_heads[@]}"
+		"${zmq_heads[@]}" "${fimsg_heads[@]}" "${mpi_heads[@]}"
 	print_row "-------:" "-----:" "--------:" "-------------:" "----------:" "--------:" "--------:" "--------:" "-------:" "--------------------" \
-		"${zmq_rules[@]}" "${fimsg_rules[@]}"
+		"${zmq_rules[@]}" "${fimsg_rules[@]}" "${mpi_rules[@]}"
 
 	for size in "${sizes[@]}"; do
 		iters=$(iters_for "$size")
 		fi_lats=() fi_bws=() rmq_lats=() rmq_bws=() paths=() rmq_p99s=()
 		fi_failed=0 rmq_failed=0 fimsg_lats=() fimsg_failed=0
+		mpi_bws=() mpi_failed=0
 		declare -A zmq_lats=() zmq_bws=() zmq_failed=()
 		for ((r = 1; r <= runs; r++)); do
 			if fi_once "$prov" "$size" "$iters"; then
@@ -1284,6 +1412,14 @@ for prov in "${providers[@]}"; do
 					fi_note+=", fi-msg $r_lat us"
 				else
 					fimsg_failed=1 fi_note+=", fi-msg FAIL"
+				fi
+			fi
+			if mpi_on "$prov"; then
+				if mpi_once "$size" "$iters"; then
+					mpi_bws+=("$r_bw")
+					fi_note+=", mpi $r_lat us"
+				else
+					mpi_failed=1 fi_note+=", mpi FAIL"
 				fi
 			fi
 			if rmq_once "$prov" "$size" "$iters"; then
@@ -1346,18 +1482,34 @@ for prov in "${providers[@]}"; do
 		elif [[ $fi_msg -eq 1 ]]; then
 			fimsg_cols=(- -)
 		fi
+		# As rmq mean: size / median MB/s (mpi_pingpong's MB/s is
+		# size / its mean one-way time).
+		mpi_cols=()
+		if mpi_on "$prov"; then
+			if [[ $mpi_failed -eq 0 ]]; then
+				mpi_bw=$(printf '%s\n' "${mpi_bws[@]}" | median)
+				mpi_lat=$(awk -v s="$size" -v b="$mpi_bw" \
+					'BEGIN { if (b > 0) printf "%.3f", s / b; else print "-" }')
+			else
+				mpi_lat=FAIL any_fail=1
+			fi
+			mpi_cols=("$(fmt "$mpi_lat")" "$(ratio "$rmq_mean" "$mpi_lat")")
+		elif [[ $mpi -eq 1 ]]; then
+			mpi_cols=(- -)
+		fi
 		fi_lat=$(fmt "$fi_lat") fi_bw=$(fmt "$fi_bw")
 		rmq_lat=$(fmt "$rmq_lat") rmq_bw=$(fmt "$rmq_bw") rmq_mean=$(fmt "$rmq_mean")
 		rmq_p99=$(fmt "$rmq_p99")
 
 		print_row "$size" "$iters" "$fi_lat" "$rmq_lat/$rmq_p99" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" \
-			"${zmq_cols[@]}" "${fimsg_cols[@]}"
+			"${zmq_cols[@]}" "${fimsg_cols[@]}" "${mpi_cols[@]}"
 		if [[ -n $csv_file ]]; then
 			{
 				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s' "$prov" "$size" "$iters" \
 					"$fi_lat" "$rmq_lat" "$rmq_mean" "$lat_r" "$fi_bw" "$rmq_bw" "$bw_r" "$path" "$rmq_p99"
 				[[ ${#zmq_cols[@]} -eq 0 ]] || printf ',%s' "${zmq_cols[@]}"
 				[[ ${#fimsg_cols[@]} -eq 0 ]] || printf ',%s' "${fimsg_cols[@]}"
+				[[ ${#mpi_cols[@]} -eq 0 ]] || printf ',%s' "${mpi_cols[@]}"
 				printf '\n'
 			} >>"$csv_file"
 		fi

@@ -264,7 +264,7 @@ START_TEST(test_rows_table)
 {
 	static const char *const names[RMQ_PATH_COUNT] = {
 		"inject", "eager", "rndv_read", "rndv_send", "ring",
-		"rndv_write", "seg",
+		"rndv_write", "seg", "local",
 	};
 	const struct rmq_path_ops *row;
 	int                        i;

@@ -513,7 +513,79 @@ START_TEST(test_ctrl_hello_ring_round_trip)
 	                 -RMQ_EPROTO);
 	/* An unknown feature bit. */
 	in.ring_slot_size = 4096;
-	in.features       = RMQ_FEAT_RING | 0x8;
+	in.features       = RMQ_FEAT_RING | 0x10;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 -RMQ_EPROTO);
+}
+END_TEST
+
+/* The local block (RMQ_FEAT_LOCAL, after the ring's): round trip, and
+ * what is refused. */
+START_TEST(test_ctrl_hello_local_round_trip)
+{
+	uint8_t          frame[FRAME_MAX];
+	struct rmq_hello in, out;
+	size_t           n;
+	int              i;
+
+	hello_fill(&in);
+	in.features       = RMQ_FEAT_RING | RMQ_FEAT_LOCAL;
+	in.ring_slots     = 64;
+	in.ring_slot_size = 4096;
+	for (i = 0; i < 16; i++)
+		in.host[i] = (uint8_t) (0xa0 + i);
+	in.host_name = 0x0102030405060708ull;
+	in.uid       = 1000;
+	in.pid       = 4242;
+	in.lfd       = 17;
+	in.lefd      = 0xdeadbeef;
+	in.lsize     = 512u << 10;
+	in.lflags    = RMQ_LOCAL_F_MAPPED;
+	in.lnonce    = 0x1122334455667788ull;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 0);
+	ck_assert(memcmp(out.host, in.host, 16) == 0);
+	ck_assert(out.host_name == in.host_name);
+	ck_assert_uint_eq(out.uid, 1000);
+	ck_assert_uint_eq(out.pid, 4242);
+	ck_assert_uint_eq(out.lfd, 17);
+	ck_assert_uint_eq(out.lefd, 0xdeadbeef);
+	ck_assert_uint_eq(out.lsize, 512u << 10);
+	ck_assert_uint_eq(out.lflags, RMQ_LOCAL_F_MAPPED);
+	ck_assert(out.lnonce == in.lnonce);
+	ck_assert_uint_eq(out.ring_slots, 64);
+	/* Short by a byte. */
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE - 1),
+	                 -RMQ_EPROTO);
+	/* A ring that is not a power of two, too small, too big. */
+	in.lsize = (512u << 10) + 8;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 -RMQ_EPROTO);
+	in.lsize = 32u << 10;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 -RMQ_EPROTO);
+	in.lsize = 128u << 20;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 -RMQ_EPROTO);
+	/* No ring (fd 0): any size; an unknown flag is refused. */
+	in.lfd   = 0;
+	in.lsize = 0;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 0);
+	in.lflags = 0x2;
 	n = hello_encode_checked(frame, &in);
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
@@ -1221,6 +1293,7 @@ wire_suite(void)
 	tcase_add_test(tc, test_ctrl_hello_round_trip);
 	tcase_add_test(tc, test_ctrl_hello_round_trip_small_addr);
 	tcase_add_test(tc, test_ctrl_hello_ring_round_trip);
+	tcase_add_test(tc, test_ctrl_hello_local_round_trip);
 	tcase_add_test(tc, test_imm_encoding);
 	tcase_add_test(tc, test_seg_header);
 	tcase_add_test(tc, test_ctrl_hello_long_provname_truncated);

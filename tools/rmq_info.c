@@ -338,6 +338,14 @@ print_table(const struct rmq_caps *c, const struct rmq_config *cfg,
 		                            sizeof(s1)));
 }
 
+static size_t
+pow2_floor(size_t v)
+{
+	while ((v & (v - 1)) != 0)
+		v &= v - 1;
+	return v;
+}
+
 static void
 print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 {
@@ -346,8 +354,16 @@ print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 
 	printf("paths this provider can carry (RMQ_PATH / thresholds.path):\n");
 	for (p = 0; p < RMQ_PATH_COUNT; p++) {
-		if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
-		    cfg->ring_slots < 4)
+		if (p == RMQ_PATH_LOCAL)
+			printf("    %-10s  %s: peers on this host, any provider "
+			       "(local.enabled %s, a %zu-byte ring, messages "
+			       "up to %zu bytes)\n", rmq_path_name(p),
+			       cfg->local > 0 ? "yes" : "no",
+			       cfg->local > 0 ? "true" : "false",
+			       pow2_floor(cfg->local_ring),
+			       pow2_floor(cfg->local_ring) / 8 - 16);
+		else if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
+		         cfg->ring_slots < 4)
 			printf("    %-10s  no: ring.slots is %d (below 4)\n",
 			       rmq_path_name(p), cfg->ring_slots);
 		else if (rmq_path_can(c, p, &why))

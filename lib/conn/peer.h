@@ -80,6 +80,9 @@ struct rmq_peer {
 	                            * left, or the open batch opened (ns) */
 	bool            heard;     /* a message came from it since then */
 	bool            can_batch; /* it takes BATCH (RMQ_FEAT_BATCH) */
+	bool            local;     /* on this host: what we send it goes
+	                            * into its shared ring (paths/local.c) */
+	size_t          local_max; /* largest payload that path takes */
 	struct rmq_chan chan;
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */

@@ -10,6 +10,7 @@ const struct rmq_path_ops *const rmq_paths[RMQ_PATH_COUNT] = {
 	[RMQ_PATH_RING]       = &rmq_path_ring,
 	[RMQ_PATH_RNDV_WRITE] = &rmq_path_rndv_write,
 	[RMQ_PATH_SEG]        = &rmq_path_seg,
+	[RMQ_PATH_LOCAL]      = &rmq_path_local,
 };
 
 int

@@ -34,6 +34,7 @@ extern const struct rmq_path_ops rmq_path_rndv_read;
 extern const struct rmq_path_ops rmq_path_rndv_send;
 extern const struct rmq_path_ops rmq_path_rndv_write;
 extern const struct rmq_path_ops rmq_path_seg;
+extern const struct rmq_path_ops rmq_path_local;
 
 /* Every row's sock_init, sock_close, sock_fini. */
 int  rmq_paths_init(struct rmq_socket *s);

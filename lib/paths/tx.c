@@ -13,6 +13,7 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
+#include "paths/local.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
@@ -302,6 +303,14 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	const char    *what = rma != NULL ? "fi_writedata" : "fi_send";
 	int            rc;
 
+	if (p->local && rma == NULL) {
+		/* On this host: into its shared ring, in order with the
+		 * rest (paths/local.c); the slot is free at once. */
+		rc = rmq_local_put(s, p, w, tx->buf, n, NULL, 0);
+		rmq_tx_put(s, tx);
+		return rc;
+	}
+
 	rc = rmq_strict_desc(s, tx->desc, what);
 	if (rc == 0)
 		rc = rmq_post_retry(s, p, w, tx_post_once, &t, what);
@@ -362,7 +371,22 @@ rmq_tx_inject(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
               const void *b, size_t n, const uint64_t *data)
 {
 	struct inject_post t = {s, p, b, n, data};
+	uint8_t            hb[RMQ_HDR_SIZE];
+	struct rmq_hdr     h;
+	int                rc;
 
+	if (p->local && data == NULL)
+		return rmq_local_put(s, p, w, b, n, NULL, 0);
+	if (p->local) {
+		/* The header as CQ data: a whole one in the ring instead. */
+		rmq_hdr_fill(&h, p, RMQ_MT_DATA, (uint32_t) *data,
+		             (uint32_t) n);
+		rmq_hdr_encode(hb, &h);
+		rc = rmq_local_put(s, p, w, hb, sizeof(hb), b, n);
+		if (rc != 0)
+			p->owed += h.credits;
+		return rc;
+	}
 	return rmq_post_retry(s, p, w, inject_once, &t,
 	                      data != NULL ? "fi_injectdata" : "fi_inject");
 }

@@ -1,0 +1,680 @@
+/*
+ * The local path: a peer on this host gets a ring in memory the two
+ * processes share, whatever the socket's provider (local.enabled).
+ *
+ * Each side makes, for each local peer, a ring for that peer's messages:
+ * a sealed memfd (it cannot shrink or grow: a peer cannot make us fault),
+ * a head page and local.ring bytes of data.  The HELLO says where it is
+ * (our pid and the memfd's number: the peer opens /proc/PID/fd/N, which
+ * only a process of the same user may) and a random nonce written at its
+ * head, which the peer checks: a pid from another pid namespace maps
+ * nothing.  Nothing is left behind when a process dies: the memory goes
+ * with the last mapping.
+ *
+ * The rings' layout and arithmetic are in local_ring.h.
+ *
+ * Once a peer's ring is mapped, every two-sided message to it goes into
+ * the ring in order (tx.c hands DATA, CREDIT, RTS, FIN... here): so order
+ * holds between the messages this path carries (up to local_max) and the
+ * rendezvous of larger ones, which move their payload over the provider
+ * as on any path.  The receiver takes a record in only after checking its
+ * header (copied out first) and bounds against the tail it was told; a
+ * DATA payload is delivered from the ring and its bytes go back (freed)
+ * when the application has taken it, in order, as the ring path's slots.
+ *
+ * Waking: the reader spins and polls as on any provider.  A ring is
+ * armed from its first look and again each time the reader has read its
+ * wake socket (an abstract Unix datagram socket, a reactor source); a
+ * writer that finds armed set clears it and sends one byte there.  A
+ * writer short of room sets want; the reader that frees bytes wakes it
+ * the same way.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "conn/peer.h"
+#include "ctx.h"
+#include "msg.h"
+#include "paths/local.h"
+#include "paths/local_ring.h"
+#include "paths/path.h"
+#include "paths/tx.h"
+#include "rxq.h"
+#include "socket.h"
+#include "util.h"
+
+/* This path's state for one peer. */
+struct local_peer {
+	struct rmq_peer *p;
+	/* Ours, which it writes (rx.h NULL: none). */
+	struct rmq_lring rx;
+	int              rx_fd;
+	uint64_t         head;  /* next record */
+	uint64_t         freed; /* given back */
+	int              slot;  /* in the socket's poll list; -1: not */
+	/* Its, which we write (tx.h NULL: none). */
+	struct rmq_lring tx;
+	uint64_t         tail;
+	uint64_t         tfreed; /* its freed, as last read */
+	struct sockaddr_un wake; /* its wake socket */
+	socklen_t        wake_len; /* 0: not known (not local) */
+	int              known;    /* its HELLO said: 1 local, -1 not */
+};
+
+/* The socket's. */
+struct rmq_local {
+	int                wfd;  /* our wake socket (bound) */
+	uint32_t           wid;  /* its name: rmq.<pid>.<wid> */
+	struct rmq_source  src;
+	int                sfd;  /* unbound: we send wakes from it */
+	struct local_peer **poll;
+	int                npoll, cap;
+	int                nrings; /* rings of ours made (local.peers) */
+};
+
+static void
+wake(struct rmq_socket *s, struct local_peer *lp)
+{
+	char b = 1;
+
+	/* EAGAIN: its socket holds wakes already; others: it is gone. */
+	(void) sendto(s->local->sfd, &b, 1, MSG_DONTWAIT,
+	              (const struct sockaddr *) &lp->wake, lp->wake_len);
+}
+
+/* ---- the peer's state ---- */
+
+static struct local_peer *
+local_of(const struct rmq_peer *p)
+{
+	return p->path[RMQ_PATH_LOCAL];
+}
+
+static struct local_peer *
+local_get(struct rmq_peer *p)
+{
+	struct local_peer *lp = p->path[RMQ_PATH_LOCAL];
+
+	if (lp == NULL) {
+		lp = calloc(1, sizeof(*lp));
+		if (lp == NULL)
+			return NULL;
+		lp->p     = p;
+		lp->rx_fd = -1;
+		lp->slot  = -1;
+		p->path[RMQ_PATH_LOCAL] = lp;
+	}
+	return lp;
+}
+
+static int
+poll_add(struct rmq_local *l, struct local_peer *lp)
+{
+	struct local_peer **n;
+
+	if (lp->slot >= 0)
+		return 0;
+	if (l->npoll == l->cap) {
+		n = realloc(l->poll, (size_t) (l->cap + 16) * sizeof(*n));
+		if (n == NULL)
+			return -RMQ_ENOMEM;
+		l->poll = n;
+		l->cap += 16;
+	}
+	lp->slot            = l->npoll;
+	l->poll[l->npoll++] = lp;
+	rmq_lring_arm(&lp->rx); /* its first write wakes us (wake_ready) */
+	return 0;
+}
+
+static void
+poll_del(struct rmq_local *l, struct local_peer *lp)
+{
+	if (lp->slot < 0)
+		return;
+	l->poll[lp->slot]       = l->poll[--l->npoll];
+	l->poll[lp->slot]->slot = lp->slot;
+	lp->slot                = -1;
+}
+
+static void
+rx_free(struct rmq_socket *s, struct local_peer *lp)
+{
+	if (lp->rx.h == NULL)
+		return;
+	rmq_lring_unmap(&lp->rx);
+	if (lp->rx_fd >= 0)
+		close(lp->rx_fd);
+	lp->rx_fd = -1;
+	if (s->local == NULL)
+		return; /* the socket's part went first (rmq_close) */
+	poll_del(s->local, lp);
+	s->local->nrings--;
+	s->reactor.local_on = s->local->npoll > 0;
+}
+
+/* ---- handshake ---- */
+
+static bool
+local_wanted(const struct rmq_socket *s)
+{
+	return s->local != NULL &&
+	       (s->paths.force < 0 || s->paths.force == RMQ_PATH_LOCAL);
+}
+
+static void
+local_hello_out(struct rmq_socket *s, struct rmq_peer *p,
+                struct rmq_hello *h)
+{
+	const struct rmq_host *me = rmq_host_this();
+	struct local_peer    *lp;
+	int                   rc;
+
+	if (!local_wanted(s) || me == NULL)
+		return;
+	lp = local_get(p);
+	if (lp == NULL || lp->known < 0)
+		return;
+	if (lp->rx.h == NULL && s->local->nrings < s->ctx->cfg.local_peers) {
+		rc = rmq_lring_make(&lp->rx, s->ctx->cfg.local_ring,
+		                    &lp->rx_fd);
+		lp->head = lp->freed = 0;
+		if (rc != 0)
+			rmq_log(RMQ_LOG_WARN, "%s: no local ring: %s", p->name,
+			        strerror(-rc));
+		else
+			s->local->nrings++;
+	}
+	/* A binder knows by now (its HELLO came first): poll ours. */
+	if (lp->known > 0 && lp->rx.h != NULL && poll_add(s->local, lp) == 0)
+		s->reactor.local_on = true;
+	h->features |= RMQ_FEAT_LOCAL;
+	memcpy(h->host, me->boot, sizeof(h->host));
+	h->host_name = me->name;
+	h->uid       = (uint32_t) getuid();
+	h->pid       = (uint32_t) getpid();
+	h->lefd      = s->local->wid;
+	h->lflags    = lp->tx.h != NULL ? RMQ_LOCAL_F_MAPPED : 0;
+	if (lp->rx.h != NULL) {
+		h->lfd    = (uint32_t) lp->rx_fd;
+		h->lsize  = lp->rx.size;
+		h->lnonce = lp->rx.h->nonce;
+	}
+}
+
+static int
+local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
+               const struct rmq_hello *h, char *reason, size_t rl)
+{
+	const struct rmq_host *me = rmq_host_this();
+	struct local_peer    *lp;
+	char                  why[160];
+
+	RMQ_UNUSED(reason);
+	RMQ_UNUSED(rl);
+	if (!local_wanted(s) || me == NULL)
+		return 0;
+	lp = local_get(p);
+	if (lp == NULL)
+		return 0;
+	if (!(h->features & RMQ_FEAT_LOCAL) ||
+	    memcmp(h->host, me->boot, sizeof(h->host)) != 0 ||
+	    h->host_name != me->name || h->uid != (uint32_t) getuid()) {
+		lp->known = -1;
+		rx_free(s, lp); /* made for a peer that is not local */
+		return 0;
+	}
+	lp->known = 1;
+	rmq_wake_name(&lp->wake, &lp->wake_len, h->pid, h->lefd);
+	/* It writes ours (if we made one) once it has mapped it: poll ours
+	 * from now; until it writes, that costs a load. */
+	if (lp->rx.h != NULL && poll_add(s->local, lp) == 0)
+		s->reactor.local_on = true;
+	if (h->lfd == 0 || lp->tx.h != NULL)
+		return 0;
+	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
+	                   sizeof(why)) != 0) {
+		rmq_log(RMQ_LOG_INFO, "%s: on this host, but not local: %s",
+		        p->name, why);
+		return 0;
+	}
+	lp->tail   = atomic_load(&lp->tx.h->tail);
+	lp->tfreed = atomic_load(&lp->tx.h->freed);
+	if (lp->tail != 0 || lp->tfreed != 0) {
+		rmq_log(RMQ_LOG_WARN, "%s: its local ring is not new", p->name);
+		rmq_lring_unmap(&lp->tx);
+		return 0;
+	}
+	/* An eighth of its ring: a writer always finds room for several. */
+	p->local_max = lp->tx.size / 8 - RMQ_HDR_SIZE;
+	p->local     = true;
+	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
+	        lp->tx.size);
+	return 0;
+}
+
+/* ---- writing ---- */
+
+struct lput {
+	struct rmq_socket *s;
+	struct rmq_peer   *p;
+	const void        *a, *b; /* a: a header or a whole message */
+	size_t             na, nb;
+};
+
+static ssize_t
+lput_once(void *arg)
+{
+	struct lput       *t  = arg;
+	struct local_peer *lp = local_of(t->p);
+	size_t             n  = rmq_lring_rec(t->na + t->nb);
+	uint8_t           *at;
+	int64_t            off;
+
+	if (lp == NULL || lp->tx.h == NULL)
+		return -FI_ENOTCONN;
+	off = rmq_lring_reserve(&lp->tx, &lp->tail, &lp->tfreed, n);
+	if (off < 0)
+		return -FI_EAGAIN;
+	at = lp->tx.d + off;
+	rmq_put32(at, (uint32_t) (t->na + t->nb));
+	rmq_put32(at + 4, 0);
+	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
+	if (t->nb > 0)
+		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
+	if (rmq_lring_publish(&lp->tx, &lp->tail, n))
+		wake(t->s, lp);
+	return 0;
+}
+
+int
+rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
+              struct rmq_waiter *w, const void *a, size_t na,
+              const void *b, size_t nb)
+{
+	struct lput        t  = {s, p, a, b, na, nb};
+	struct local_peer *lp = local_of(p);
+
+	if (lp == NULL || rmq_lring_rec(na + nb) > lp->tx.size / 2)
+		return -RMQ_EMSGSIZE;
+	return rmq_post_retry(s, p, w, lput_once, &t, "local ring");
+}
+
+static int
+local_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
+                char *why, size_t whylen)
+{
+	if (!p->local) {
+		snprintf(why, whylen, "%s is not on this host's local path",
+		         p->name);
+		return -RMQ_ENOTSUP;
+	}
+	RMQ_UNUSED(s);
+	if (len <= p->local_max)
+		return 0;
+	snprintf(why, whylen, "path local carries at most %zu bytes to %s, "
+	         "not %zu", p->local_max, p->name, len);
+	return -RMQ_EMSGSIZE;
+}
+
+/* A DATA message: header and payload straight into its ring. */
+static int
+local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
+           uint32_t msgid, int flags, struct rmq_waiter *w)
+{
+	uint8_t        hb[RMQ_HDR_SIZE];
+	struct rmq_hdr h;
+	int            rc;
+
+	RMQ_UNUSED(flags);
+	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
+	rmq_hdr_encode(hb, &h);
+	rc = rmq_local_put(s, p, w, hb, sizeof(hb), o->buf, o->len);
+	if (rc != 0) {
+		p->owed += h.credits;
+		return rc;
+	}
+	rmq_tx_sent(s, p, RMQ_PATH_LOCAL, o->len);
+	rmq_msg_free(o->msg); /* copied out */
+	return 0;
+}
+
+/* ---- reading ---- */
+
+/* Bytes of p's ring through tag are free again (in order). */
+static void
+local_release(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	struct local_peer *lp = e->peer != NULL ? local_of(e->peer) : NULL;
+
+	if (lp == NULL || lp->rx.h == NULL || e->tag <= lp->freed)
+		return;
+	lp->freed = e->tag;
+	if (rmq_lring_free(&lp->rx, lp->freed) && lp->wake_len > 0)
+		wake(s, lp);
+}
+
+/* Bytes through end hold no queued message: they go back with the newest
+ * local message of p still queued, or now. */
+static void
+local_settle(struct rmq_socket *s, struct local_peer *lp, uint64_t end)
+{
+	struct rmq_peer  *p = lp->p;
+	struct rmq_rxent *e, *last = NULL;
+
+	if (p->q.tail != NULL && p->q.tail->path == RMQ_PATH_LOCAL) {
+		last = p->q.tail;
+	} else {
+		for (e = p->q.head; e != NULL; e = e->next)
+			if (e->path == RMQ_PATH_LOCAL)
+				last = e;
+	}
+	if (last != NULL) {
+		if (last->tag < end)
+			last->tag = end;
+	} else {
+		struct rmq_rxent gone = {.peer = p, .tag = end};
+
+		local_release(s, &gone);
+	}
+}
+
+static void
+local_bad(struct rmq_socket *s, struct local_peer *lp, const char *why)
+{
+	s->stats.proto_errors++;
+	rmq_log(RMQ_LOG_WARN, "bad local ring from %s: %s", lp->p->name, why);
+	poll_del(s->local, lp); /* nothing more from it */
+	s->reactor.local_on = s->local->npoll > 0;
+	rmq_peer_fail(s, lp->p, -RMQ_EPROTO, why);
+}
+
+/*
+ * A control message (CREDIT, RTS, FIN, SEG...): copied out whole before
+ * the engine reads it, which decodes it again -- it must find what we
+ * checked, whatever the peer writes meanwhile.
+ */
+static int
+ctl_rx(struct rmq_socket *s, struct local_peer *lp, const struct rmq_hdr *h,
+       const uint8_t *at, size_t n)
+{
+	uint8_t        small[512], *b = small;
+	struct rmq_hdr again;
+
+	if (n > sizeof(small) && (b = malloc(n)) == NULL) {
+		s->stats.proto_errors++; /* dropped, as a slab would */
+		return 0;
+	}
+	memcpy(b, at, n);
+	if (rmq_hdr_decode(&again, b, n) != 0 ||
+	    memcmp(&again, h, sizeof(again)) != 0) {
+		if (b != small)
+			free(b);
+		local_bad(s, lp, "header changed while read");
+		return -1;
+	}
+	s->on_msg(s, NULL, b, n, NULL);
+	if (b != small)
+		free(b);
+	return 0;
+}
+
+/* What p wrote into our ring since we last looked: 0 records, n, or -1
+ * (p was dropped). */
+static int
+poll_one(struct rmq_socket *s, struct local_peer *lp)
+{
+	struct rmq_peer  *p = lp->p;
+	struct rmq_lring     *r = &lp->rx;
+	struct rmq_rxent *e;
+	struct rmq_hdr    h;
+	uint64_t          tail, off, room, n;
+	uint32_t          mlen;
+	uint8_t          *at, hb[RMQ_HDR_SIZE];
+	int               got = 0, type;
+
+	tail = atomic_load_explicit(&r->h->tail, memory_order_acquire);
+	if (tail == lp->head)
+		return 0;
+	if (tail < lp->head || tail - lp->freed > r->size || (tail & 7) != 0) {
+		local_bad(s, lp, "tail out of range");
+		return -1;
+	}
+	while (lp->head < tail && p->state != RMQ_PEER_DEAD) {
+		off  = lp->head & (r->size - 1);
+		room = r->size - off;
+		at   = r->d + off;
+		mlen = room >= RMQ_LRING_MIN ? rmq_get32(at) : 0; /* read once */
+		if (mlen == 0) {
+			if (lp->head + room > tail) {
+				local_bad(s, lp, "skip past the tail");
+				return -1;
+			}
+			lp->head += room;
+			local_settle(s, lp, lp->head);
+			continue;
+		}
+		n = rmq_lring_rec(mlen);
+		if (mlen < RMQ_HDR_SIZE || n > room || lp->head + n > tail) {
+			local_bad(s, lp, "record longer than what was written");
+			return -1;
+		}
+		at += RMQ_LRING_PFX;
+		memcpy(hb, at, RMQ_HDR_SIZE); /* read once: it may write on */
+		if (rmq_hdr_decode(&h, hb, mlen) != 0 || h.conn != p->id) {
+			local_bad(s, lp, "bad header");
+			return -1;
+		}
+		type = h.type & RMQ_MT_MASK;
+		if (type == RMQ_MT_BATCH || type == RMQ_MT_RBATCH ||
+		    type == RMQ_MT_RING || (h.type & RMQ_MT_F_INJECT)) {
+			/* Never sent this way: their payloads live in slabs. */
+			local_bad(s, lp, "a message type the ring never carries");
+			return -1;
+		}
+		lp->head += n;
+		got++;
+		if (type == RMQ_MT_DATA) {
+			p->credits += h.credits;
+			e = rmq_rx_new(s, p, h.msgid);
+			if (e != NULL) {
+				e->path = RMQ_PATH_LOCAL;
+				e->len  = h.len;
+				e->data = at + RMQ_HDR_SIZE;
+				e->tag  = lp->head;
+				(void) rmq_rx_accept(s, p, e);
+			}
+		} else if (ctl_rx(s, lp, &h, at, mlen) != 0) {
+			return -1;
+		}
+		/* Its bytes go back with it (DATA), or with the newest one
+		 * still queued, or now. */
+		local_settle(s, lp, lp->head);
+	}
+	return got;
+}
+
+static int
+local_poll(void *owner)
+{
+	struct rmq_socket *s = owner;
+	struct rmq_local  *l = s->local;
+	struct local_peer *lp;
+	struct rmq_peer   *p;
+	int                i = 0, n, total = 0;
+
+	while (l != NULL && i < l->npoll) {
+		lp = l->poll[i];
+		p  = lp->p;
+		rmq_peer_hold(p); /* what it sent may end it */
+		n = poll_one(s, lp);
+		total += n > 0 ? n : 0;
+		if (i < l->npoll && l->poll[i] == lp)
+			i++; /* else it left the list: the last one is here */
+		rmq_peer_release(s, p);
+	}
+	return total;
+}
+
+/* Before the reactor blocks: wake me.  Records already there: 1 (then it
+ * does not block). */
+static int
+local_arm(void *owner)
+{
+	struct rmq_socket *s = owner;
+	struct rmq_local  *l = s->local;
+	struct local_peer *lp;
+	int                i, more = 0;
+
+	for (i = 0; l != NULL && i < l->npoll; i++)
+		rmq_lring_arm(&l->poll[i]->rx);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; l != NULL && i < l->npoll; i++) {
+		lp = l->poll[i];
+		more |= rmq_lring_pending(&lp->rx, lp->head);
+	}
+	return more;
+}
+
+static void
+wake_ready(struct rmq_source *src, short revents, void *owner)
+{
+	struct rmq_socket *s = owner;
+	char               b[64];
+	int                i;
+
+	RMQ_UNUSED(src);
+	RMQ_UNUSED(revents);
+	while (recv(s->local->wfd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		;
+	/* Armed again at once: at every moment either a ring is armed or
+	 * a wake waits in the socket, so RMQ_FD and every sleep on the
+	 * sources see a write we have not taken (a stream costs its writer
+	 * one wake per look at this socket, about one a millisecond). */
+	for (i = 0; i < s->local->npoll; i++)
+		rmq_lring_arm(&s->local->poll[i]->rx);
+}
+
+/* ---- the peer's life, the socket's ---- */
+
+static void
+local_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct local_peer *lp = local_of(p);
+
+	p->local = false;
+	if (lp == NULL)
+		return;
+	rmq_lring_unmap(&lp->tx);
+	if (s->local == NULL)
+		return;
+	poll_del(s->local, lp);
+	s->reactor.local_on = s->local->npoll > 0;
+}
+
+static void
+local_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct local_peer *lp = local_of(p);
+
+	if (lp == NULL)
+		return;
+	p->local = false;
+	rmq_lring_unmap(&lp->tx);
+	rx_free(s, lp);
+	free(lp);
+	p->path[RMQ_PATH_LOCAL] = NULL;
+}
+
+static bool
+local_enabled(const struct rmq_socket *s)
+{
+	return s->ctx->cfg.local > 0;
+}
+
+static int
+local_sock_init(struct rmq_socket *s)
+{
+	struct sockaddr_un a;
+	socklen_t          len;
+	struct rmq_local  *l;
+	int                i, rc;
+
+	if (!local_enabled(s) || s->local != NULL)
+		return 0;
+	l = calloc(1, sizeof(*l));
+	if (l == NULL)
+		return -RMQ_ENOMEM;
+	l->wfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	l->sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->wfd < 0 || l->sfd < 0)
+		goto fail;
+	for (i = 0; i < 8; i++) {
+		l->wid = (uint32_t) rmq_random64();
+		rmq_wake_name(&a, &len, (uint32_t) getpid(), l->wid);
+		if (bind(l->wfd, (struct sockaddr *) &a, len) == 0)
+			break;
+		if (errno != EADDRINUSE)
+			goto fail;
+	}
+	if (i == 8)
+		goto fail;
+	rc = rmq_source_add(&s->reactor, &l->src, l->wfd, wake_ready);
+	if (rc != 0)
+		goto fail;
+	s->local              = l;
+	s->reactor.local_poll = local_poll;
+	s->reactor.local_arm  = local_arm;
+	return 0;
+fail:
+	rmq_log(RMQ_LOG_WARN, "local path off: its wake socket: %s",
+	        strerror(errno));
+	if (l->wfd >= 0)
+		close(l->wfd);
+	if (l->sfd >= 0)
+		close(l->sfd);
+	free(l);
+	return 0; /* the provider carries everything */
+}
+
+static void
+local_sock_fini(struct rmq_socket *s)
+{
+	struct rmq_local *l = s->local;
+
+	if (l == NULL)
+		return;
+	s->reactor.local_on = false;
+	rmq_source_remove(&s->reactor, &l->src);
+	close(l->wfd);
+	close(l->sfd);
+	free(l->poll);
+	free(l);
+	s->local = NULL;
+}
+
+const struct rmq_path_ops rmq_path_local = {
+	.id        = RMQ_PATH_LOCAL,
+	.name      = "local",
+	.can_carry = local_can_carry,
+	.send      = local_send,
+	.release   = local_release,
+	.peer_gone = local_peer_gone,
+	.peer_fini = local_peer_fini,
+	.hello_out = local_hello_out,
+	.hello_in  = local_hello_in,
+	.sock_init = local_sock_init,
+	.sock_fini = local_sock_fini,
+};

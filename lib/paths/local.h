@@ -1,0 +1,22 @@
+/*
+ * The local path (local.c): what the rest of the engine calls.
+ */
+#ifndef RMQ_PATHS_LOCAL_H
+#define RMQ_PATHS_LOCAL_H
+
+#include <stddef.h>
+
+struct rmq_peer;
+struct rmq_socket;
+struct rmq_waiter;
+
+/*
+ * Put a message of na + nb bytes (a: its header, or all of it) into p's
+ * ring (p->local), waiting for room as w allows: 0, or -error.  tx.c
+ * sends every two-sided message to a local peer so, in order.
+ */
+int rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
+                  struct rmq_waiter *w, const void *a, size_t na,
+                  const void *b, size_t nb);
+
+#endif /* RMQ_PATHS_LOCAL_H */
