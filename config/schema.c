@@ -387,7 +387,7 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(local_ring),
 	    "bytes of each local peer's receive ring (rounded down to a "
 	    "power of two); a "
-	    "message up to an eighth of it goes through the ring, larger "
+	    "message up to a quarter of it goes through the ring, larger "
 	    "ones by rendezvous" },
 	{ "local.peers", RMQ_SCHEMA_INT, 0, 16384, 256, NULL,
 	    FIELD(local_peers),

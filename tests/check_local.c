@@ -5,7 +5,7 @@
  * in its own mappings, as any process of the same user could.
  *
  * The whole file runs with RMQ_LOCAL=1 and a 256 KiB ring
- * (RMQ_LOCAL_RING), so messages up to 32 KiB - 16 go through the ring
+ * (RMQ_LOCAL_RING), so messages up to 64 KiB - 16 go through the ring
  * and larger ones by rendezvous over the provider.
  */
 #include <dirent.h>
@@ -17,7 +17,7 @@
 #include "testutil.h"
 
 #define RING      (256u * 1024u)
-#define LOCAL_MAX (RING / 8 - 16)
+#define LOCAL_MAX (RING / 4 - 16)
 
 static const char *const provs[] = {"shm", "tcp"};
 

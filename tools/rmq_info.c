@@ -361,7 +361,7 @@ print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 			       cfg->local > 0 ? "yes" : "no",
 			       cfg->local > 0 ? "true" : "false",
 			       pow2_floor(cfg->local_ring),
-			       pow2_floor(cfg->local_ring) / 8 - 16);
+			       pow2_floor(cfg->local_ring) / 4 - 16);
 		else if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
 		         cfg->ring_slots < 4)
 			printf("    %-10s  no: ring.slots is %d (below 4)\n",

@@ -257,8 +257,11 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		rmq_lring_unmap(&lp->tx);
 		return 0;
 	}
-	/* An eighth of its ring: a writer always finds room for several. */
-	p->local_max = lp->tx.size / 8 - RMQ_HDR_SIZE;
+	/* A quarter of its ring, as the ring path: room for three more
+	 * behind one that waits to be taken, whatever the skip at the end
+	 * (64 KiB by the ring, not rendezvous, in the default 512 KiB: 4.4
+	 * against 7.2 us one way on shm, 26 Nov 2026). */
+	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
 	p->local     = true;
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
