@@ -16,6 +16,7 @@
 #include "ctx.h"
 #include "msg.h"
 #include "paths/batch.h"
+#include "paths/local.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "progress.h"
@@ -155,6 +156,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 			return rc;
 	}
 	if (may_send(&c) != 1) {
+		if (p->lheld) /* the credits come back for what it sees */
+			rmq_local_flush(s, p);
 		rc = rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, may_send,
 		                    &c);
 		if (rc != 0)
@@ -168,8 +171,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 			return rc; /* 1: no room to coalesce, it goes alone */
 	}
 	rc = s->path_ops[path]->send(s, p, &out, msgid, flags, &w);
-	if (rc == 0 && s->coalesce)
-		rmq_batch_sent_alone(p, now);
+	if (rc == 0 && s->coalesce && path != RMQ_PATH_LOCAL)
+		rmq_batch_sent_alone(p, now); /* local keeps its own */
 	return rc;
 }
 

@@ -345,6 +345,63 @@ START_TEST(test_pushpull)
 }
 END_TEST
 
+/* ---- coalesced records a sender left unpublished go anyway ---- */
+
+static int
+burst_then_sleep(void *arg)
+{
+	const char *ep = arg;
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	uint8_t     b[100];
+	int         i;
+
+	if (open_socket(RMQ_PUSH, &ctx, &s) != 0 || rmq_connect(s, ep) != 0)
+		return 1;
+	/* One alone, then a burst that is held back; no call after it. */
+	for (i = 0; i < 6; i++) {
+		test_fill(b, sizeof(b), (uint64_t) i);
+		if (rmq_send(s, b, sizeof(b), 0) < 0)
+			return 2;
+	}
+	sleep(5); /* the context's flusher must publish the burst */
+	rmq_close(s);
+	rmq_ctx_destroy(ctx);
+	return 0;
+}
+
+START_TEST(test_flusher)
+{
+	const char      *prov = provs[_i];
+	char             bep[64], ep[256];
+	uint8_t          b[100];
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	pid_t            kid;
+	int              i;
+	size_t           len = sizeof(ep);
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, bep, sizeof(bep))), 0);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len), 0);
+	/* Within the sender's sleep: not its close. */
+	setopt_int(s, RMQ_RCVTIMEO, 3000);
+	kid = spawn_child(burst_then_sleep, ep);
+	for (i = 0; i < 6; i++) {
+		ck_assert_msg(rmq_recv(s, b, sizeof(b), 0) == sizeof(b),
+		              "%s: message %d not published", prov, i);
+		ck_assert_uint_eq(test_check(b, sizeof(b), (uint64_t) i),
+		                  sizeof(b));
+	}
+	rmq_stats(s, &st);
+	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_LOCAL], 6);
+	ck_assert_int_eq(reap(kid), 0);
+	close_all(ctx, s);
+}
+END_TEST
+
 /* ---- a local peer killed: detected, its ring freed ---- */
 
 static int
@@ -591,6 +648,7 @@ local_suite(void)
 	tcase_add_loop_test(tc, test_one_side_off, 0, 2);
 	tcase_add_loop_test(tc, test_backpressure, 0, 2);
 	tcase_add_loop_test(tc, test_pushpull, 0, 2);
+	tcase_add_loop_test(tc, test_flusher, 0, 2);
 	tcase_add_loop_test(tc, test_kill, 0, 2);
 	tcase_add_loop_test(tc, test_hostile, 0, 2);
 	suite_add_tcase(su, tc);

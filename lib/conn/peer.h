@@ -83,6 +83,8 @@ struct rmq_peer {
 	bool            local;     /* on this host: what we send it goes
 	                            * into its shared ring (paths/local.c) */
 	size_t          local_max; /* largest payload that path takes */
+	bool            lheld;     /* records in its ring not yet published
+	                            * (coalescing, paths/local.c) */
 	struct rmq_chan chan;
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */

@@ -15,6 +15,7 @@
 #include "ctx.h"
 #include "ep.h"
 #include "paths/batch.h"
+#include "paths/local.h"
 #include "paths/path.h"
 #include "paths/ring.h"
 #include "paths/tx.h"
@@ -87,6 +88,9 @@ batch_after(void *owner)
 		if (p != NULL && p->bat != NULL &&
 		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
 			(void) rmq_batch_flush(s, p, NULL);
+		if (p != NULL && p->lheld &&
+		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
+			rmq_local_flush(s, p);
 	}
 }
 
@@ -127,6 +131,21 @@ batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
 	if (s->nbat++ == 0)
 		rmq_reactor_arm(&s->reactor, s->bat_hook, true);
 	rmq_thread_batch(&s->ctx->progress, 1);
+}
+
+/* p has local records not yet published (paths/local.c): the after-pass
+ * hook and the flusher see it as an open batch. */
+void
+rmq_batch_hold(struct rmq_socket *s, struct rmq_peer *p, bool held)
+{
+	if (p->lheld == held)
+		return;
+	p->lheld = held;
+	if (held && s->nbat++ == 0)
+		rmq_reactor_arm(&s->reactor, s->bat_hook, true);
+	if (!held && --s->nbat == 0)
+		rmq_reactor_arm(&s->reactor, s->bat_hook, false);
+	rmq_thread_batch(&s->ctx->progress, held ? 1 : -1);
 }
 
 static void

@@ -53,6 +53,8 @@ int  rmq_batch_flush(struct rmq_socket *s, struct rmq_peer *p,
                      struct rmq_waiter *w);
 /* A message went to p alone (at now, 0: unknown), or came from p. */
 void rmq_batch_sent_alone(struct rmq_peer *p, int64_t now);
+/* p holds local records written but not yet published, or no longer. */
+void rmq_batch_hold(struct rmq_socket *s, struct rmq_peer *p, bool held);
 /* p is dead or freed: its open batch is lost with it. */
 void rmq_batch_drop(struct rmq_socket *s, struct rmq_peer *p);
 /* A BATCH from p landed: queue each of its messages in order. */

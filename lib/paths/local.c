@@ -47,6 +47,7 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "msg.h"
+#include "paths/batch.h"
 #include "paths/local.h"
 #include "paths/local_ring.h"
 #include "paths/path.h"
@@ -62,11 +63,12 @@ struct local_peer {
 	struct rmq_lring rx;
 	int              rx_fd;
 	uint64_t         head;  /* next record */
-	uint64_t         freed; /* given back */
+	uint64_t         freed; /* given back (told in the head page) */
 	int              slot;  /* in the socket's poll list; -1: not */
 	/* Its, which we write (tx.h NULL: none). */
 	struct rmq_lring tx;
-	uint64_t         tail;
+	uint64_t         tail;   /* written */
+	uint64_t         ptail;  /* published: the reader sees up to here */
 	uint64_t         tfreed; /* its freed, as last read */
 	struct sockaddr_un wake; /* its wake socket */
 	socklen_t        wake_len; /* 0: not known (not local) */
@@ -270,11 +272,40 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 
 /* ---- writing ---- */
 
+/* Bytes a stream may hold unpublished: about a hundred small messages
+ * per look of the reader, which then takes lines the writer is done
+ * with, instead of every record's line and the tail's twice each. */
+#define LOCAL_HOLD 8192
+
+/* The reader sees everything written to it. */
+static void
+local_publish(struct rmq_socket *s, struct local_peer *lp)
+{
+	if (lp->ptail != lp->tail) {
+		lp->ptail = lp->tail;
+		if (rmq_lring_publish(&lp->tx, lp->ptail))
+			wake(s, lp);
+	}
+	rmq_batch_hold(s, lp->p, false);
+}
+
+void
+rmq_local_flush(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct local_peer *lp = local_of(p);
+
+	if (lp != NULL && lp->tx.h != NULL)
+		local_publish(s, lp);
+	else
+		rmq_batch_hold(s, p, false);
+}
+
 struct lput {
 	struct rmq_socket *s;
 	struct rmq_peer   *p;
 	const void        *a, *b; /* a: a header or a whole message */
 	size_t             na, nb;
+	bool               hold;  /* written, not published (coalescing) */
 };
 
 static ssize_t
@@ -289,17 +320,34 @@ lput_once(void *arg)
 	if (lp == NULL || lp->tx.h == NULL)
 		return -FI_ENOTCONN;
 	off = rmq_lring_reserve(&lp->tx, &lp->tail, &lp->tfreed, n);
-	if (off < 0)
+	if (off < 0) {
+		local_publish(t->s, lp); /* what it can take, to make room */
 		return -FI_EAGAIN;
+	}
 	at = lp->tx.d + off;
 	rmq_put32(at, (uint32_t) (t->na + t->nb));
 	rmq_put32(at + 4, 0);
 	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
 	if (t->nb > 0)
 		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
-	if (rmq_lring_publish(&lp->tx, &lp->tail, n))
-		wake(t->s, lp);
+	lp->tail += n;
+	if (t->hold)
+		rmq_batch_hold(t->s, t->p, true);
+	else
+		local_publish(t->s, lp);
 	return 0;
+}
+
+static int
+local_put(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
+          const void *a, size_t na, const void *b, size_t nb, bool hold)
+{
+	struct lput        t  = {s, p, a, b, na, nb, hold};
+	struct local_peer *lp = local_of(p);
+
+	if (lp == NULL || rmq_lring_rec(na + nb) > lp->tx.size / 2)
+		return -RMQ_EMSGSIZE;
+	return rmq_post_retry(s, p, w, lput_once, &t, "local ring");
 }
 
 int
@@ -307,12 +355,40 @@ rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
               struct rmq_waiter *w, const void *a, size_t na,
               const void *b, size_t nb)
 {
-	struct lput        t  = {s, p, a, b, na, nb};
-	struct local_peer *lp = local_of(p);
+	return local_put(s, p, w, a, na, b, nb, false);
+}
 
-	if (lp == NULL || rmq_lring_rec(na + nb) > lp->tx.size / 2)
-		return -RMQ_EMSGSIZE;
-	return rmq_post_retry(s, p, w, lput_once, &t, "local ring");
+/*
+ * Coalescing, as for the provider's paths (rmq_paths(7)): a message sent
+ * within coalesce.window_us of the last one to p, with nothing from p
+ * since, is written but not published until LOCAL_HOLD bytes are held,
+ * a wait or the flusher (batch.c) sends them, or anything else goes to p.
+ */
+static bool
+local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
+           size_t len)
+{
+	int64_t now;
+
+	if (!s->coalesce)
+		return false;
+	if (p->lheld)
+		return lp->tail - lp->ptail + rmq_lring_rec(RMQ_HDR_SIZE + len) <=
+		       LOCAL_HOLD;
+	if (p->heard) {
+		/* A reply: alone, and the next one looks at the clock. */
+		p->heard   = false;
+		p->last_tx = 0;
+		return false;
+	}
+	now = rmq_now_ns();
+	if (now - p->last_tx < s->coalesce_ns &&
+	    rmq_lring_rec(RMQ_HDR_SIZE + len) <= LOCAL_HOLD) {
+		p->last_tx = now; /* the flusher's window starts here */
+		return true;
+	}
+	p->last_tx = now;
+	return false;
 }
 
 static int
@@ -344,7 +420,8 @@ local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	RMQ_UNUSED(flags);
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(hb, &h);
-	rc = rmq_local_put(s, p, w, hb, sizeof(hb), o->buf, o->len);
+	rc = local_put(s, p, w, hb, sizeof(hb), o->buf, o->len,
+	               local_hold(s, p, local_of(p), o->len));
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;
@@ -365,6 +442,9 @@ local_release(struct rmq_socket *s, struct rmq_rxent *e)
 	if (lp == NULL || lp->rx.h == NULL || e->tag <= lp->freed)
 		return;
 	lp->freed = e->tag;
+	/* Told at once: telling in eighths (want then asking for the rest)
+	 * measured no faster, 64 B PUSH/PULL 4.5-5.0 against 4.8-5.3 M
+	 * msgs/s (26 Nov 2026). */
 	if (rmq_lring_free(&lp->rx, lp->freed) && lp->wake_len > 0)
 		wake(s, lp);
 }
@@ -541,8 +621,10 @@ local_arm(void *owner)
 	struct local_peer *lp;
 	int                i, more = 0;
 
-	for (i = 0; l != NULL && i < l->npoll; i++)
-		rmq_lring_arm(&l->poll[i]->rx);
+	for (i = 0; l != NULL && i < l->npoll; i++) {
+		lp = l->poll[i];
+		rmq_lring_arm(&lp->rx);
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; l != NULL && i < l->npoll; i++) {
 		lp = l->poll[i];
@@ -578,6 +660,7 @@ local_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 	struct local_peer *lp = local_of(p);
 
 	p->local = false;
+	rmq_batch_hold(s, p, false);
 	if (lp == NULL)
 		return;
 	rmq_lring_unmap(&lp->tx);

@@ -19,4 +19,8 @@ int rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
                   struct rmq_waiter *w, const void *a, size_t na,
                   const void *b, size_t nb);
 
+/* Publish what p's ring holds unpublished (coalesced records): the
+ * reader sees them now. */
+void rmq_local_flush(struct rmq_socket *s, struct rmq_peer *p);
+
 #endif /* RMQ_PATHS_LOCAL_H */

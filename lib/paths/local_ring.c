@@ -202,10 +202,9 @@ rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail, uint64_t *tfreed,
 }
 
 bool
-rmq_lring_publish(struct rmq_lring *r, uint64_t *tail, size_t n)
+rmq_lring_publish(struct rmq_lring *r, uint64_t tail)
 {
-	*tail += n;
-	atomic_store_explicit(&r->h->tail, *tail, memory_order_release);
+	atomic_store_explicit(&r->h->tail, tail, memory_order_release);
 	/* Against the reader's arming: it stores armed, fences, looks at
 	 * the tail; we store the tail, fence, look at armed.  One of us
 	 * sees the other. */

@@ -76,11 +76,12 @@ rmq_lring_rec(size_t n)
  * The writer: room for a record of n bytes at *tail (skipping to the
  * start if it does not fit before the end; *tfreed caches the reader's
  * freed): its offset, or -1 (then the reader will wake us when it frees
- * some).  publish makes n more bytes visible; true: wake the reader.
+ * some).  publish makes the bytes written up to tail visible; true:
+ * wake the reader.
  */
 int64_t rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail,
                           uint64_t *tfreed, size_t n);
-bool    rmq_lring_publish(struct rmq_lring *r, uint64_t *tail, size_t n);
+bool    rmq_lring_publish(struct rmq_lring *r, uint64_t tail);
 
 /* The reader: bytes through freed are free again; true: wake the
  * writer.  arm: before we sleep (the caller fences once for all rings);
