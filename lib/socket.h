@@ -115,6 +115,13 @@ struct rmq_socket {
 	int                inflight;  /* tx slots + rendezvous sends busy */
 	struct rmq_local  *local;     /* paths/local.c; NULL: local.enabled
 	                               * is off */
+	/* Set by paths/local.c with local: tx.c puts every two-sided
+	 * message to a local peer there (rmq_local_put), batch.c publishes
+	 * what a stream held back (rmq_local_flush). */
+	int  (*local_put)(struct rmq_socket *s, struct rmq_peer *p,
+	                  struct rmq_waiter *w, const void *a, size_t na,
+	                  const void *b, size_t nb);
+	void (*local_flush)(struct rmq_socket *s, struct rmq_peer *p);
 	struct rmq_rndv   *rndv;      /* paths/rndv.c */
 	struct rmq_pat_rma *rma_parked; /* a pattern's freed in flight
 	                                 * (pattern_rma.c) */

@@ -15,7 +15,6 @@
 #include "ctx.h"
 #include "ep.h"
 #include "paths/batch.h"
-#include "paths/local.h"
 #include "paths/path.h"
 #include "paths/ring.h"
 #include "paths/tx.h"
@@ -90,7 +89,7 @@ batch_after(void *owner)
 			(void) rmq_batch_flush(s, p, NULL);
 		if (p != NULL && p->lheld &&
 		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
-			rmq_local_flush(s, p);
+			s->local_flush(s, p); /* paths/local.c */
 	}
 }
 

@@ -721,6 +721,8 @@ local_sock_init(struct rmq_socket *s)
 	if (rc != 0)
 		goto fail;
 	s->local              = l;
+	s->local_put          = rmq_local_put;
+	s->local_flush        = rmq_local_flush;
 	s->reactor.local_poll = local_poll;
 	s->reactor.local_arm  = local_arm;
 	return 0;

@@ -13,7 +13,6 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
-#include "paths/local.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
@@ -306,7 +305,7 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	if (p->local && rma == NULL) {
 		/* On this host: into its shared ring, in order with the
 		 * rest (paths/local.c); the slot is free at once. */
-		rc = rmq_local_put(s, p, w, tx->buf, n, NULL, 0);
+		rc = s->local_put(s, p, w, tx->buf, n, NULL, 0);
 		rmq_tx_put(s, tx);
 		return rc;
 	}
@@ -376,13 +375,13 @@ rmq_tx_inject(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	int                rc;
 
 	if (p->local && data == NULL)
-		return rmq_local_put(s, p, w, b, n, NULL, 0);
+		return s->local_put(s, p, w, b, n, NULL, 0);
 	if (p->local) {
 		/* The header as CQ data: a whole one in the ring instead. */
 		rmq_hdr_fill(&h, p, RMQ_MT_DATA, (uint32_t) *data,
 		             (uint32_t) n);
 		rmq_hdr_encode(hb, &h);
-		rc = rmq_local_put(s, p, w, hb, sizeof(hb), b, n);
+		rc = s->local_put(s, p, w, hb, sizeof(hb), b, n);
 		if (rc != 0)
 			p->owed += h.credits;
 		return rc;
