@@ -285,7 +285,7 @@ pusher(void *arg)
 	const char *ep = arg;
 	rmq_ctx    *ctx;
 	rmq_socket *s;
-	uint8_t     b[300];
+	uint8_t     b[304];
 	int         i, fails = 0;
 
 	if (open_socket(RMQ_PUSH, &ctx, &s) != 0 || rmq_connect(s, ep) != 0)
