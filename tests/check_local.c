@@ -542,6 +542,9 @@ attacker(void *arg)
 	b[0] = 'G';
 	if (rmq_send(s, b, sizeof(b), 0) < 0)
 		return 2;
+	/* If the send was coalesced, the flusher publishes it within a few
+	 * hundred microseconds: our scribble goes after it, not over it. */
+	usleep(200000);
 	ring = peer_ring();
 	if (ring == NULL)
 		return 3;
