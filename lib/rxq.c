@@ -77,6 +77,25 @@ rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q, struct rmq_rxent *e)
 	q->len++;
 }
 
+bool
+rmq_rxq_hold_to(struct rmq_rxq *q, int path, uint64_t end)
+{
+	struct rmq_rxent *e, *last = NULL;
+
+	if (q->tail != NULL && q->tail->path == path) {
+		last = q->tail;
+	} else {
+		for (e = q->head; e != NULL; e = e->next)
+			if (e->path == path)
+				last = e;
+	}
+	if (last == NULL)
+		return false;
+	if (last->tag < end)
+		last->tag = end;
+	return true;
+}
+
 struct rmq_rxent *
 rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q)
 {

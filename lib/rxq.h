@@ -54,6 +54,13 @@ void rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e);
 void rmq_rxent_cache_drop(struct rmq_socket *s);
 void rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q,
                   struct rmq_rxent *e);
+/*
+ * A path whose messages give back their bytes in order, up to their tag
+ * (ring, local): the newest of q's messages by path takes end as its tag
+ * too (bytes holding no message of their own go back with it).  false:
+ * none is queued, the caller gives them back now.
+ */
+bool rmq_rxq_hold_to(struct rmq_rxq *q, int path, uint64_t end);
 /* The next message of q; NULL if none. */
 struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q);
 /* Free every message of q. */

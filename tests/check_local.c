@@ -65,6 +65,19 @@ memfds_open(void)
 	return count;
 }
 
+/* A PULL of this process bound on prov; its endpoint in ep. */
+static void
+bind_pull(const char *prov, rmq_ctx **ctx, rmq_socket **s, char *ep,
+          size_t eplen)
+{
+	char bep[64];
+
+	ck_assert_int_eq(rmq_ctx_new(ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(*ctx, RMQ_PULL, s), 0);
+	ck_assert_int_eq(rmq_bind(*s, bind_addr(prov, bep, sizeof(bep))), 0);
+	ck_assert_int_eq(rmq_getopt(*s, RMQ_LAST_ENDPOINT, ep, &eplen), 0);
+}
+
 /* ---- a stream both ways, in order, every byte ---- */
 
 static int
@@ -304,7 +317,7 @@ pusher(void *arg)
 START_TEST(test_pushpull)
 {
 	const char      *prov = provs[_i];
-	char             bep[64], ep[256];
+	char             ep[256];
 	uint8_t          b[300];
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
@@ -313,14 +326,7 @@ START_TEST(test_pushpull)
 	int              next[2] = {0, 0}, i, k, v;
 	ssize_t          n;
 
-	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
-	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
-	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, bep, sizeof(bep))), 0);
-	{
-		size_t len = sizeof(ep);
-
-		ck_assert_int_eq(rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len), 0);
-	}
+	bind_pull(prov, &ctx, &s, ep, sizeof(ep));
 	for (k = 0; k < 2; k++)
 		kids[k] = spawn_child(pusher, ep);
 	setopt_int(s, RMQ_RCVTIMEO, 20000);
@@ -373,19 +379,15 @@ burst_then_sleep(void *arg)
 START_TEST(test_flusher)
 {
 	const char      *prov = provs[_i];
-	char             bep[64], ep[256];
+	char             ep[256];
 	uint8_t          b[100];
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
 	struct rmq_stats st;
 	pid_t            kid;
 	int              i;
-	size_t           len = sizeof(ep);
 
-	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
-	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
-	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, bep, sizeof(bep))), 0);
-	ck_assert_int_eq(rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len), 0);
+	bind_pull(prov, &ctx, &s, ep, sizeof(ep));
 	/* Within the sender's sleep: not its close. */
 	setopt_int(s, RMQ_RCVTIMEO, 3000);
 	kid = spawn_child(burst_then_sleep, ep);
@@ -423,7 +425,7 @@ doomed(void *arg)
 START_TEST(test_kill)
 {
 	const char      *prov = provs[_i];
-	char             bep[64], ep[256];
+	char             ep[256];
 	uint8_t          b[64];
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
@@ -431,12 +433,8 @@ START_TEST(test_kill)
 	pid_t            kid;
 	int              k, before;
 	double           t0;
-	size_t           len = sizeof(ep);
 
-	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
-	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
-	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, bep, sizeof(bep))), 0);
-	ck_assert_int_eq(rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len), 0);
+	bind_pull(prov, &ctx, &s, ep, sizeof(ep));
 	setopt_int(s, RMQ_RCVTIMEO, 20000);
 	before = memfds_open();
 	ck_assert_int_eq(before, 0);
@@ -592,7 +590,7 @@ attacker(void *arg)
 START_TEST(test_hostile)
 {
 	const char      *prov = provs[_i];
-	char             bep[64], ep[256];
+	char             ep[256];
 	uint8_t          b[64];
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
@@ -600,13 +598,9 @@ START_TEST(test_hostile)
 	pid_t            kid;
 	int              how;
 	double           t0;
-	size_t           len = sizeof(ep);
 	struct attack    a;
 
-	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
-	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PULL, &s), 0);
-	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, bep, sizeof(bep))), 0);
-	ck_assert_int_eq(rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len), 0);
+	bind_pull(prov, &ctx, &s, ep, sizeof(ep));
 	setopt_int(s, RMQ_RCVTIMEO, 20000);
 	a.ep = ep;
 	for (how = 0; how < NSCRIB; how++) {

@@ -77,10 +77,10 @@ struct local_peer {
 
 /* The socket's. */
 struct rmq_local {
-	int                wfd;  /* our wake socket (bound) */
+	int                wfd;  /* our wake socket (bound); we send ours
+	                          * to the peers' from it too */
 	uint32_t           wid;  /* its name: rmq.<pid>.<wid> */
 	struct rmq_source  src;
-	int                sfd;  /* unbound: we send wakes from it */
 	struct local_peer **poll;
 	int                npoll, cap;
 	int                nrings; /* rings of ours made (local.peers) */
@@ -92,7 +92,7 @@ wake(struct rmq_socket *s, struct local_peer *lp)
 	char b = 1;
 
 	/* EAGAIN: its socket holds wakes already; others: it is gone. */
-	(void) sendto(s->local->sfd, &b, 1, MSG_DONTWAIT,
+	(void) sendto(s->local->wfd, &b, 1, MSG_DONTWAIT,
 	              (const struct sockaddr *) &lp->wake, lp->wake_len);
 }
 
@@ -454,24 +454,10 @@ local_release(struct rmq_socket *s, struct rmq_rxent *e)
 static void
 local_settle(struct rmq_socket *s, struct local_peer *lp, uint64_t end)
 {
-	struct rmq_peer  *p = lp->p;
-	struct rmq_rxent *e, *last = NULL;
+	struct rmq_rxent gone = {.peer = lp->p, .tag = end};
 
-	if (p->q.tail != NULL && p->q.tail->path == RMQ_PATH_LOCAL) {
-		last = p->q.tail;
-	} else {
-		for (e = p->q.head; e != NULL; e = e->next)
-			if (e->path == RMQ_PATH_LOCAL)
-				last = e;
-	}
-	if (last != NULL) {
-		if (last->tag < end)
-			last->tag = end;
-	} else {
-		struct rmq_rxent gone = {.peer = p, .tag = end};
-
+	if (!rmq_rxq_hold_to(&lp->p->q, RMQ_PATH_LOCAL, end))
 		local_release(s, &gone);
-	}
 }
 
 static void
@@ -704,8 +690,7 @@ local_sock_init(struct rmq_socket *s)
 	if (l == NULL)
 		return -RMQ_ENOMEM;
 	l->wfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	l->sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (l->wfd < 0 || l->sfd < 0)
+	if (l->wfd < 0)
 		goto fail;
 	for (i = 0; i < 8; i++) {
 		l->wid = (uint32_t) rmq_random64();
@@ -731,8 +716,6 @@ fail:
 	        strerror(errno));
 	if (l->wfd >= 0)
 		close(l->wfd);
-	if (l->sfd >= 0)
-		close(l->sfd);
 	free(l);
 	return 0; /* the provider carries everything */
 }
@@ -747,7 +730,6 @@ local_sock_fini(struct rmq_socket *s)
 	s->reactor.local_on = false;
 	rmq_source_remove(&s->reactor, &l->src);
 	close(l->wfd);
-	close(l->sfd);
 	free(l->poll);
 	free(l);
 	s->local = NULL;

@@ -450,23 +450,10 @@ ring_bad(struct rmq_socket *s, struct rmq_peer *p, const char *why)
 static void
 ring_settle(struct rmq_socket *s, struct rmq_peer *p, uint64_t end)
 {
-	struct rmq_rxent *e, *last = NULL;
+	struct rmq_rxent gone = {.peer = p, .tag = end};
 
-	if (p->q.tail != NULL && p->q.tail->path == RMQ_PATH_RING) {
-		last = p->q.tail;
-	} else {
-		for (e = p->q.head; e != NULL; e = e->next)
-			if (e->path == RMQ_PATH_RING)
-				last = e;
-	}
-	if (last != NULL) {
-		if (last->tag < end)
-			last->tag = end;
-	} else {
-		struct rmq_rxent gone = {.peer = p, .tag = end};
-
+	if (!rmq_rxq_hold_to(&p->q, RMQ_PATH_RING, end))
 		ring_release(s, &gone);
-	}
 }
 
 /* A ring message landed: check it against what we granted, queue it. */
