@@ -582,11 +582,19 @@ rmq_reactor_drain(struct rmq_reactor *r)
 			        fi_strerror((int) -n));
 		break;
 	}
+	rmq_reactor_after_run(r);
+	return total;
+}
+
+void
+rmq_reactor_after_run(struct rmq_reactor *r)
+{
+	int i;
+
 	/* Usually none is armed: one load and a branch per pass. */
 	for (i = 0; r->after_armed != 0 && i < r->nafter; i++)
 		if (r->after_armed & (1u << i))
 			r->after[i](r->owner);
-	return total;
 }
 
 /* The sources and timers, if a millisecond passed since they last ran. */

@@ -262,6 +262,9 @@ void rmq_reactor_settle(struct rmq_reactor *r);
 
 /* Drain the CQ (and run the after-pass hooks); returns completions. */
 int rmq_reactor_drain(struct rmq_reactor *r);
+/* The armed after-pass hooks (what a pass sends last: coalesced batches,
+ * held local records), as drain runs them. */
+void rmq_reactor_after_run(struct rmq_reactor *r);
 /* Drain the CQ; about every millisecond also poll the sources and run the
  * timers.  Returns the events handled. */
 int rmq_reactor_progress(struct rmq_reactor *r);

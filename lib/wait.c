@@ -104,6 +104,12 @@ idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
 	}
 	if (next != INT64_MAX && (next - now) / 1000000 + 1 < ms)
 		ms = next > now ? (int) ((next - now) / 1000000) + 1 : 1;
+	/* What a pass would send last goes before we sleep: with peers on
+	 * this host only one round in 16 drains (and runs the hooks), and a
+	 * sleep can take a whole linger -- a close once lost the records it
+	 * held back for a local peer that way. */
+	for (i = 0; i < nr; i++)
+		rmq_reactor_after_run(rs[i]);
 	/* Peers on this host wake us from here on; what they wrote just
 	 * before, we take first. */
 	for (i = 0; i < nr; i++)
