@@ -17,8 +17,8 @@
 # latency and rmq mean / mpi mean are added at the end as --fi-msg's are.
 #
 # --rmq-env VAR=VALUE (repeatable) sets VAR=VALUE in the environment of the
-# librmq runs only (rmq_pingpong, rmq_bw; not fi_pingpong, ZeroMQ, MPI or
-# rmq_bw --memcpy) and says so in the tables' headings: --rmq-env
+# librmq runs only (rmq_pingpong, rmq_bw; not fi_pingpong, ZeroMQ, MPI,
+# cma_bw or rmq_bw --memcpy) and says so in the tables' headings: --rmq-env
 # RMQ_LOCAL=1 sets librmq's same-host path against the same anchors.
 #
 # With --paths, rmq_pingpong runs once per librmq path, forced with --path,
@@ -34,6 +34,12 @@
 # (sender CPU 0, receiver CPU 1), -r rounds; a table of messages/s per size
 # with the ratio rmq/zmq and the spread over the rounds.
 #
+# With --cma, instead, the local path's large messages against their bare
+# copy: rmq_bw --local (sender CPU 0, receiver CPU 1) next to perf/cma_bw,
+# process_vm_readv(2) by CPU 1 from a process on CPU 0 (what the local
+# path's receiver does), per provider and size, -r rounds each alternating
+# the two; a table of MB/s with the ratio rmq/cma and the per-round range.
+#
 # Conventions (as fi_pingpong): latency is one-way = round trip / 2,
 # ping-pong MB/s = size / one-way time (MB = 10^6 bytes).  Both sides busy
 # poll, pinned to CPU 0 and CPU 1.
@@ -45,6 +51,7 @@
 #   RMQ_BW         path of rmq_bw       (default: as rmq_pingpong)
 #   ZMQ_THR        path of zmq_thr      (default: as rmq_pingpong)
 #   MPI_PINGPONG   path of mpi_pingpong (default: as rmq_pingpong)
+#   CMA_BW         path of cma_bw       (default: as rmq_pingpong)
 #   MPIRUN         Open MPI's mpirun    (default: mpirun from PATH)
 #   OMPI_ALLOW_RUN_AS_ROOT and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM are set to 1
 #   for --mpi when run as root.
@@ -68,6 +75,9 @@ Usage: $prog [-p PROVIDER ...] [-S SIZES] [-I ITER] [-r RUNS] [-b BUILD_DIR]
        $prog --zmq-thr [-p PROVIDER ...] [-S SIZES] [-r RUNS] [-b BUILD_DIR]
        [-T TIMEOUT] [--thr-patterns LIST] [--bw-iters N] [--bw-window W]
        [--rmq-env VAR=VALUE ...] [--csv FILE] [-v]
+       $prog --cma [-p PROVIDER ...] [-S SIZES] [-r RUNS] [-b BUILD_DIR]
+       [-T TIMEOUT] [--bw-iters N] [--bw-window W] [--rmq-env VAR=VALUE ...]
+       [--csv FILE] [-v]
 
 Runs fi_pingpong and rmq_pingpong side by side and prints, per provider, a
 table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
@@ -118,9 +128,10 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 or mpirun the script stops.  No --paths.
   --rmq-env VAR=VALUE
                 set VAR=VALUE in the environment of the librmq runs only
-                (rmq_pingpong and rmq_bw, not fi_pingpong, ZeroMQ, MPI or
-                rmq_bw --memcpy), shown in the tables' headings; repeat for
-                more, e.g. --rmq-env RMQ_LOCAL=1 (librmq's same-host path)
+                (rmq_pingpong and rmq_bw, not fi_pingpong, ZeroMQ, MPI,
+                cma_bw or rmq_bw --memcpy), shown in the tables' headings;
+                repeat for more, e.g. --rmq-env RMQ_LOCAL=1 (librmq's
+                same-host path)
   --csv FILE    also write the results as CSV (header lines start with '#')
   --paths LIST  instead of the table above, run rmq_pingpong once per path,
                 forced with --path: inject, eager, ring, rndv_read,
@@ -153,6 +164,18 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
   --thr-patterns LIST
                 with --zmq-thr: pushpull, pubsub (both by default) and/or
                 pair (rmq_bw PAIR -> PAIR, set against ZeroMQ PUSH/PULL)
+  --cma         instead of all the above, the local path's large messages
+                against their bare copy: per provider, size and round,
+                rmq_bw --local --cpus 0,1 -p PROVIDER -S SIZE (sender CPU 0,
+                receiver CPU 1), then cma_bw --cpus 1,0 -S SIZE
+                (BUILD_DIR/perf/cma_bw, not installed, unless CMA_BW is set):
+                process_vm_readv(2) of SIZE bytes by CPU 1 from a process
+                on CPU 0, repeated for 1 s.  Default providers shm and tcp,
+                sizes 65536 1048576 4194304.  Prints, per provider, MB/s per
+                size of both (median [min-max] over -r rounds), rmq_bw's
+                path, and rmq/cma (median [min-max] of the per-round
+                ratios).  Not with --zmq, --paths, --bw, --zmq-thr,
+                --fi-msg, --mpi or -I.
   -v            print every command to stderr as it is run
   -h, --help    this help
 
@@ -188,6 +211,7 @@ bw_iters=""   # --bw-iters
 bw_window=""  # --bw-window
 do_thr=0      # --zmq-thr
 thr_patterns=() # --thr-patterns
+do_cma=0      # --cma
 all_paths=(inject eager ring rndv_read rndv_write rndv_send seg)
 
 add_list() { # add_list ARRAYNAME "a,b c"
@@ -237,6 +261,7 @@ while [[ $# -gt 0 ]]; do
 	--paths=*) add_list path_list "${1#--paths=}"; shift ;;
 	--bw) do_bw=1; shift ;;
 	--zmq-thr) do_thr=1; shift ;;
+	--cma) do_cma=1; shift ;;
 	--thr-patterns) need_arg "$@"; add_list thr_patterns "$2"; shift 2 ;;
 	--thr-patterns=*) add_list thr_patterns "${1#--thr-patterns=}"; shift ;;
 	--bw-iters) need_arg "$@"; bw_iters=$2; shift 2 ;;
@@ -268,6 +293,16 @@ if [[ $do_thr -eq 1 ]]; then
 fi
 [[ ${#thr_patterns[@]} -eq 0 || $do_thr -eq 1 ]] ||
 	die_usage "--thr-patterns needs --zmq-thr"
+if [[ $do_cma -eq 1 ]]; then
+	[[ ${#providers[@]} -gt 0 ]] || providers=(shm tcp)
+	[[ ${#sizes[@]} -gt 0 ]] || sizes=(65536 1048576 4194304)
+	[[ $do_thr -eq 0 ]] || die_usage "--cma does not go with --zmq-thr"
+	[[ ${#zmq_transports[@]} -eq 0 && ${#path_list[@]} -eq 0 && $do_bw -eq 0 ]] ||
+		die_usage "--cma does not go with --zmq, --paths or --bw"
+	[[ $fi_msg -eq 0 ]] || die_usage "--cma does not go with --fi-msg"
+	[[ $mpi -eq 0 ]] || die_usage "--cma does not go with --mpi"
+	[[ -z $iter_override ]] || die_usage "--cma does not go with -I (use --bw-iters)"
+fi
 [[ ${#providers[@]} -gt 0 ]] || providers=(shm)
 [[ ${#sizes[@]} -gt 0 ]] || sizes=(1 8 64 1024 4096 65536 1048576 4194304)
 [[ ${#zmq_transports[@]} -gt 0 || $zmq_same_cpu -eq 0 ]] ||
@@ -327,8 +362,8 @@ for e in "${rmq_env[@]}"; do
 	[[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] ||
 		die_usage "bad --rmq-env '$e' (VAR=VALUE)"
 done
-[[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 || $do_thr -eq 1 ]] ||
-	die_usage "--bw-iters and --bw-window need --bw or --zmq-thr"
+[[ -z $bw_iters && -z $bw_window || $do_bw -eq 1 || $do_thr -eq 1 || $do_cma -eq 1 ]] ||
+	die_usage "--bw-iters and --bw-window need --bw, --zmq-thr or --cma"
 [[ -z $bw_iters || $bw_iters =~ ^[1-9][0-9]*$ ]] ||
 	die_usage "bad --bw-iters '$bw_iters'"
 [[ -z $bw_window || $bw_window =~ ^[1-9][0-9]*$ ]] ||
@@ -361,19 +396,24 @@ zmq_bin=${ZMQ_PINGPONG:-$(default_bin zmq_pingpong)}
 bw_bin=${RMQ_BW:-$(default_bin rmq_bw)}
 thr_bin=${ZMQ_THR:-$(default_bin zmq_thr)}
 mpi_bin=${MPI_PINGPONG:-$(default_bin mpi_pingpong)}
+cma_bin=${CMA_BW:-$(default_bin cma_bw)}
 mpirun_bin=${MPIRUN:-mpirun}
 
-# --zmq-thr runs neither fi_pingpong nor rmq_pingpong.
-[[ $do_thr -eq 1 ]] || command -v "$fi_bin" >/dev/null 2>&1 ||
+# --zmq-thr and --cma run neither fi_pingpong nor rmq_pingpong.
+[[ $do_thr -eq 1 || $do_cma -eq 1 ]] || command -v "$fi_bin" >/dev/null 2>&1 ||
 	{ echo "$prog: $fi_bin not found (apt-get install libfabric-bin)" >&2; exit 2; }
-[[ $do_thr -eq 1 ]] || [[ -x $rmq_bin && ! -d $rmq_bin ]] ||
+[[ $do_thr -eq 1 || $do_cma -eq 1 ]] || [[ -x $rmq_bin && ! -d $rmq_bin ]] ||
 	{ echo "$prog: $rmq_bin not found or not executable (build with -Dperf=true, or set RMQ_PINGPONG)" >&2; exit 2; }
 if [[ $do_thr -eq 1 ]] && [[ ! -x $thr_bin || -d $thr_bin ]]; then
 	echo "$prog: $thr_bin not found or not executable (built only when libzmq is found: apt-get install libzmq3-dev, or set ZMQ_THR)" >&2
 	exit 2
 fi
-if [[ $do_bw -eq 1 || $do_thr -eq 1 ]] && [[ ! -x $bw_bin || -d $bw_bin ]]; then
+if [[ $do_bw -eq 1 || $do_thr -eq 1 || $do_cma -eq 1 ]] && [[ ! -x $bw_bin || -d $bw_bin ]]; then
 	echo "$prog: $bw_bin not found or not executable (set RMQ_BW)" >&2
+	exit 2
+fi
+if [[ $do_cma -eq 1 ]] && [[ ! -x $cma_bin || -d $cma_bin ]]; then
+	echo "$prog: --cma: $cma_bin not found or not executable (built with -Dperf=true but not installed: give -b BUILD_DIR, or set CMA_BW)" >&2
 	exit 2
 fi
 zmq_version="" zmq_skipped=""
@@ -936,6 +976,146 @@ fmt0() { # no decimals, or pass FAIL and - through
 if [[ $do_thr -eq 1 ]]; then
 	rc=0
 	thr_main || rc=$?
+	exit "$rc"
+fi
+
+# ------------------------------------------------------------------ --cma
+
+# cma_pick NAME SIZE -> mbps of SIZE's row in $tmpdir/NAME.csv (cma_bw's
+# CSV: size,mbps,reads_per_s,what; columns found by name)
+cma_pick() {
+	awk -F, -v want="$2" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
+			if (!col["size"] || !col["mbps"]) exit 1
+			next }
+		$col["size"] == want && $col["mbps"] ~ /^[0-9.]+$/ {
+			print $col["mbps"]; ok = 1; exit }
+		END { if (!ok) exit 1 }' "$tmpdir/$1.csv"
+}
+
+# range_cell MEDIAN MIN MAX: "median [min-max]" with fmt0, or FAIL
+range_cell() {
+	[[ $1 != FAIL ]] || { echo FAIL; return; }
+	echo "$(fmt0 "$1") [$(fmt0 "$2")-$(fmt0 "$3")]"
+}
+
+# cma_main: per provider, size and round, rmq_bw --local then cma_bw; one
+# table per provider.  rmq_bw --local puts its sender (the parent) on the
+# first of --cpus and its receiver (the child) on the second; the local
+# path's receiver is the one that calls process_vm_readv, so cma_bw reads
+# from CPU 1 and its holder sits on CPU 0.
+cma_main() {
+	local prov size r v rb rp cb l msg iw=()
+	local rmed rlo rhi cmed clo chi rat rtlo rthi rcell ccell tcell path
+	local rmq_cpus="0,1" cma_cpus="1,0"
+	local rowf='| %8s | %22s | %-16s | %22s | %20s |\n'
+	any_fail=0
+	[[ -z $bw_iters ]] || iw+=(-I "$bw_iters")
+	[[ -z $bw_window ]] || iw+=(-W "$bw_window")
+	header=(
+		"librmq vs process_vm_readv, streaming bandwidth of the local path, $(date '+%Y-%m-%d %H:%M:%S %z')"
+		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
+		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
+		"rmq_bw: $rmq_envs$bw_bin --local --cpus $rmq_cpus -p PROV -S SIZE${iw[*]:+ ${iw[*]}} --csv (sender CPU 0, receiver CPU 1)"
+		"cma_bw: $cma_bin --cpus $cma_cpus -S SIZE --csv (process_vm_readv by CPU 1, rmq_bw's receiver, from a process on CPU 0, its sender; the same 2 buffers, 1 s per size)"
+		"$runs round(s) per provider and size, each rmq_bw then cma_bw; rmq_bw: per size a window of ${bw_window:-64} messages then one 8 B ack, ${bw_iters:-100 (<= 64 KiB) / 20} timed rounds"
+		"MB/s = bytes / time (MB = 10^6 B), median [min-max] over the rounds; rmq/cma = median [min-max] of the per-round ratios rmq_bw MB/s / cma_bw MB/s (1 = the bare copy)"
+	)
+	[[ -z $rmq_envs ]] ||
+		header+=("rmq env: ${rmq_envs% } (rmq_bw only; cma_bw runs without)")
+	for l in "${header[@]}"; do echo "# $l"; done
+	if [[ -n $csv_file ]]; then
+		{
+			for l in "${header[@]}"; do echo "# $l"; done
+			echo "provider,size,rmq_mbps,rmq_mbps_min,rmq_mbps_max,rmq_path,cma_mbps,cma_mbps_min,cma_mbps_max,ratio,ratio_min,ratio_max"
+		} >"$csv_file"
+	fi
+	for prov in "${providers[@]}"; do
+		tmo=$(timeout_for "$prov")
+		echo
+		echo "## provider $prov: rmq_bw vs process_vm_readv, MB/s${rmq_envs:+, rmq with ${rmq_envs% }}"
+		echo
+		echo "    timeout per run: ${tmo}s"
+		echo "    rmq_bw: $(prov_env "$prov")$rmq_envs$bw_bin --local --cpus $rmq_cpus -p $prov -S SIZE${iw[*]:+ ${iw[*]}} --csv"
+		echo "    cma_bw: $cma_bin --cpus $cma_cpus -S SIZE --csv"
+		echo
+		# shellcheck disable=SC2059
+		printf "$rowf" size "rmq MB/s [min-max]" "rmq path" "cma MB/s [min-max]" "rmq/cma [min-max]"
+		# shellcheck disable=SC2059
+		printf "$rowf" "-------:" "---------------------:" "----------------" \
+			"---------------------:" "-------------------:"
+		for size in "${sizes[@]}"; do
+			local rmq_mbs="" cma_mbs="" rats="" paths="" failed_r=0 failed_c=0
+			for ((r = 1; r <= runs; r++)); do
+				rb=FAIL cb=FAIL rp=-
+				if run_csv rmq_bw "rmq_bw $prov $size B" "${rmq_pre[@]}" "$bw_bin" \
+					--local --cpus "$rmq_cpus" -p "$prov" -S "$size" "${iw[@]}" --csv; then
+					if v=$(bw_pick rmq_bw "$size") && [[ ${v%% *} != - ]]; then
+						read -r rb _ rp <<<"$v"
+						rmq_mbs+="$rb " paths+="$rp "
+					else
+						fail_log "no $size B row in rmq_bw's CSV ($prov)" \
+							"$tmpdir/rmq_bw.csv" "$tmpdir/rmq_bw.err"
+					fi
+				fi
+				if run_csv cma_bw "cma_bw $size B" \
+					"$cma_bin" --cpus "$cma_cpus" -S "$size" --csv; then
+					if v=$(cma_pick cma_bw "$size"); then
+						cb=$v cma_mbs+="$cb "
+					else
+						fail_log "no $size B row in cma_bw's CSV" \
+							"$tmpdir/cma_bw.csv" "$tmpdir/cma_bw.err"
+					fi
+				fi
+				[[ $rb != FAIL ]] || failed_r=1
+				[[ $cb != FAIL ]] || failed_c=1
+				msg="rmq $rb MB/s ($rp), cma $cb MB/s"
+				if [[ $rb != FAIL && $cb != FAIL ]]; then
+					v=$(ratio "$rb" "$cb")
+					rats+="$v " msg+=", rmq/cma $v"
+				fi
+				echo "[$prov cma ${size} B run $r/$runs] $msg" >&2
+			done
+			# A side that failed in any round shows FAIL, the ratio '-'.
+			rmed=FAIL rlo=- rhi=- cmed=FAIL clo=- chi=- rat=- rtlo=- rthi=-
+			if [[ $failed_r -eq 0 ]]; then
+				read -r rmed rlo rhi _ <<<"$(printf '%s' "$rmq_mbs" | tr ' ' '\n' | stats)"
+			else
+				any_fail=1
+			fi
+			if [[ $failed_c -eq 0 ]]; then
+				read -r cmed clo chi _ <<<"$(printf '%s' "$cma_mbs" | tr ' ' '\n' | stats)"
+			else
+				any_fail=1
+			fi
+			if [[ $failed_r -eq 0 && $failed_c -eq 0 && -n $rats ]]; then
+				read -r rat rtlo rthi _ <<<"$(printf '%s' "$rats" | tr ' ' '\n' | stats)"
+			fi
+			path=$(printf '%s' "$paths" | tr ' ' '\n' | awk 'NF && !seen[$0]++' | paste -sd/ -)
+			rcell=$(range_cell "$rmed" "$rlo" "$rhi")
+			ccell=$(range_cell "$cmed" "$clo" "$chi")
+			tcell=-
+			[[ $rat == - ]] || tcell="$rat [$rtlo-$rthi]"
+			# shellcheck disable=SC2059
+			printf "$rowf" "$size" "$rcell" "${path:--}" "$ccell" "$tcell"
+			if [[ -n $csv_file ]]; then
+				printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' "$prov" "$size" \
+					"$rmed" "$rlo" "$rhi" "${path:--}" "$cmed" "$clo" "$chi" \
+					"$rat" "$rtlo" "$rthi" >>"$csv_file"
+			fi
+		done
+	done
+	if [[ $any_fail -ne 0 ]]; then
+		echo >&2
+		echo "$prog: some runs failed (see FAIL above)" >&2
+		return 1
+	fi
+	return 0
+}
+
+if [[ $do_cma -eq 1 ]]; then
+	rc=0
+	cma_main || rc=$?
 	exit "$rc"
 fi
 
