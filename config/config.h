@@ -49,6 +49,13 @@ enum rmq_cfg_numa {
 	RMQ_CFG_NUMA_CPUSET,   /* numa.cpuset: its CPUs and their nodes */
 };
 
+/* local.enabled: whether a peer on this host takes the local path. */
+enum rmq_cfg_local {
+	RMQ_CFG_LOCAL_OFF  = 0, /* never: the provider carries everything */
+	RMQ_CFG_LOCAL_ON   = 1, /* yes, and a warning when it cannot */
+	RMQ_CFG_LOCAL_AUTO = 2, /* yes where it can, quietly where not */
+};
+
 /*
  * A section of path keys: a pattern's (thresholds.SECTION, where SECTION is
  * the name a pattern gives itself: "pair", "reqrep"), or a socket name's
@@ -126,7 +133,8 @@ struct rmq_config {
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
 	int      coalesce;       /* coalesce.enabled: pack queued messages */
-	int      local;          /* local.enabled: same-host peers share a ring */
+	int      local;          /* local.enabled (RMQ_CFG_LOCAL_*): same-host
+	                          * peers share a ring */
 	size_t   local_ring;     /* local.ring: bytes of each local rx ring */
 	int      local_peers;    /* local.peers: peers of a socket with one */
 	int      coalesce_us;    /* coalesce.window_us: a send this soon after

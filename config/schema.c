@@ -92,6 +92,19 @@ static const struct rmq_schema_choice booleans[] = {
 	{ NULL, 0 },
 };
 
+static const struct rmq_schema_choice local_modes[] = {
+	{ "auto", RMQ_CFG_LOCAL_AUTO },
+	{ "false", RMQ_CFG_LOCAL_OFF },
+	{ "true", RMQ_CFG_LOCAL_ON },
+	{ "off", RMQ_CFG_LOCAL_OFF },
+	{ "on", RMQ_CFG_LOCAL_ON },
+	{ "no", RMQ_CFG_LOCAL_OFF },
+	{ "yes", RMQ_CFG_LOCAL_ON },
+	{ "0", RMQ_CFG_LOCAL_OFF }, /* RMQ_LOCAL=0 */
+	{ "1", RMQ_CFG_LOCAL_ON },
+	{ NULL, 0 },
+};
+
 static const struct rmq_schema_choice progress_modes[] = {
 	{ "inline", RMQ_CFG_PROGRESS_INLINE },
 	{ "thread", RMQ_CFG_PROGRESS_THREAD },
@@ -378,11 +391,13 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(flush_us),
 	    "inline mode: the period of the context's flusher thread, which "
 	    "sends the batches the application left queued" },
-	{ "local.enabled", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
-	    FIELD(local),
-	    "a peer on this host (same boot id, host name and user) gets a "
-	    "ring in shared memory whatever the provider: the local path "
-	    "(rmq_paths(7))" },
+	{ "local.enabled", RMQ_SCHEMA_ENUM, 0, 0, RMQ_CFG_LOCAL_AUTO,
+	    local_modes, FIELD(local),
+	    "a peer on this host (same boot id, host name, user and "
+	    "network and PID namespaces) gets a ring in shared memory "
+	    "whatever the provider: the local path (rmq_paths(7)); auto: "
+	    "where it can, true: and a warning where it cannot, false: "
+	    "never" },
 	{ "local.ring", RMQ_SCHEMA_SIZE, 64 * KiB, 64 * MiB, 512 * KiB, NULL,
 	    FIELD(local_ring),
 	    "bytes of each local peer's receive ring (rounded down to a "

@@ -133,6 +133,12 @@ rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p)
 	return rmq_peer_has_credit(p) && s->inflight < s->sndhwm;
 }
 
+bool
+rmq_pat_peer_local(const struct rmq_peer *p)
+{
+	return p->local;
+}
+
 int
 rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_out *o, uint32_t msgid, int flags)

@@ -28,6 +28,9 @@ struct rmq_rxent {
 	struct rmq_rts    rts;      /* rendezvous: where the payload is */
 	uint64_t          tag;      /* the path's own (ring: slots taken
 	                             * through this message) */
+	bool              rndv;     /* queued from an RTS: its row fetches
+	                             * the payload (the local path carries
+	                             * both kinds) */
 	bool              pulling;  /* background pull in progress */
 	bool              nocredit; /* brought by its pattern: no credit
 	                             * goes back for it */

@@ -109,8 +109,10 @@ rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 	r->rkey   = rmq_get64(b + 16);
 	r->cookie = rmq_get32(b + 24);
 	r->flags  = rmq_get32(b + 28);
-	if ((r->flags & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE)) != 0 ||
-	    r->flags == (RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE))
+	/* One way of moving the payload, or none (read). */
+	if ((r->flags & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE | RMQ_RTS_F_CMA)) !=
+	        0 ||
+	    (r->flags & (r->flags - 1)) != 0)
 		return -RMQ_EPROTO;
 	return 0;
 }

@@ -31,7 +31,10 @@
  *   RTS adds 32 bytes: u64 length, u64 remote address, u64 key, u32 cookie,
  *   u32 flags (RMQ_RTS_F_SEND: answer CTS and post a tagged receive; the
  *   payload comes as one fi_tsend with tag = conn << 32 | cookie;
- *   RMQ_RTS_F_WRITE: answer GRANT, the payload comes by fi_write).
+ *   RMQ_RTS_F_WRITE: answer GRANT, the payload comes by fi_write;
+ *   RMQ_RTS_F_CMA: a peer on this host, the address is the sender's own
+ *   virtual address, which the receiver reads with process_vm_readv --
+ *   the key still serves an fi_read where it cannot).
  *   CTS carries the cookie in msgid.  A ring message starts with a header
  *   of type RING in the ring slot itself.
  *
@@ -81,6 +84,7 @@ struct rmq_hdr {
 
 #define RMQ_RTS_F_SEND  0x1u
 #define RMQ_RTS_F_WRITE 0x2u /* answer GRANT; payload comes by fi_write */
+#define RMQ_RTS_F_CMA   0x4u /* read it from the sender's address space */
 
 /*
  * SEG adds 8 bytes: u64 total length of the message; len is this piece.

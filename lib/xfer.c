@@ -71,7 +71,7 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 
 	/* A peer on this host: its shared ring up to its limit, whatever
 	 * the table says (paths/local.c; a forced path turns it off). */
-	if (p->local && len <= p->local_max && t->force < 0)
+	if (p->local && (len <= p->local_max || p->local_big) && t->force < 0)
 		return RMQ_PATH_LOCAL;
 	path = rmq_path_select(t, len);
 
@@ -287,7 +287,7 @@ rmq_xfer_imm(void *owner, uint64_t data)
 bool
 rmq_xfer_to_fetch(const struct rmq_socket *s, const struct rmq_rxent *e)
 {
-	return s->path_ops[e->path]->fetch != NULL && e->heap == NULL;
+	return e->rndv && e->heap == NULL && s->path_ops[e->path]->fetch != NULL;
 }
 
 ssize_t

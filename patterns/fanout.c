@@ -162,8 +162,9 @@ ps_log_join(struct rmq_socket *s, struct pub_state *st, struct pub_peer *sp)
 	int            i;
 
 	if (lg == NULL || sp->mode != PS_PUSH || !sp->synced ||
-	    lg->used == UINT64_MAX)
-		return; /* no log, or it is full: pushed to */
+	    lg->used == UINT64_MAX || rmq_pat_peer_local(sp->p))
+		return; /* no log, it is full, or the peer is on this host
+		         * (its ring takes a copy): pushed to */
 	sp->cm = calloc(lg->S, sizeof(uint64_t));
 	if (sp->cm == NULL)
 		return;
@@ -199,9 +200,13 @@ int
 ps_log_maybe_start(struct rmq_socket *s, struct pub_state *st)
 {
 	struct ps_log *lg;
-	int            th = rmq_pat_fanout_log(s), i, rc;
+	int            th = rmq_pat_fanout_log(s), i, rc, remote = 0;
 
-	if (th <= 0 || st->nsubs < th)
+	/* Subscribers on this host are pushed to through their rings: the
+	 * log is for the others. */
+	for (i = 0; i < st->nsubs; i++)
+		remote += !rmq_pat_peer_local(st->subs[i]->p);
+	if (th <= 0 || remote < th)
 		return 0;
 	lg = calloc(1, sizeof(*lg));
 	if (lg == NULL)

@@ -25,7 +25,7 @@ set -eu
 what=$1 bin=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-paths='inject|eager|rndv_read|rndv_send|ring|rndv_write|seg'
+paths='inject|eager|rndv_read|rndv_send|ring|rndv_write|seg|local'
 
 # check_bw SIZES PATTERN: rmq_bw's CSV in $out
 check_bw() {

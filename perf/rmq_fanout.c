@@ -51,6 +51,10 @@
  * handshakes and, in log mode on a provider without one-sided hardware
  * (tcp;ofi_rxm), serve its subscribers' reads.
  *
+ * Log mode turns the local path off (RMQ_LOCAL=0) in the processes --local
+ * forks: subscribers on the publisher's host are pushed to through their
+ * rings, never on the log.
+ *
  * Launch: --local forks, per run, the publisher (pinned to the first CPU
  * this process may use) and N subscribers (round-robin on the others, or
  * on that one CPU if there is no other); under mpirun -np N+1 rank 0
@@ -1036,6 +1040,11 @@ local_run(const struct opts *o, int mode, int n, struct printer *pr)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
 			_exit(1);
+		/* The log serves subscribers on other hosts; ones on this
+		 * host are pushed to through their local rings (rmq_paths(7),
+		 * LOCAL): measure the log, as across nodes. */
+		if (modes[mode].fanout > 0)
+			setenv("RMQ_LOCAL", "0", 1);
 		if (i < n) { /* subscriber i + 1 */
 			close(res_pipe[0]);
 			close(res_pipe[1]);

@@ -57,8 +57,10 @@ START_TEST(test_yaml_thresholds_choose_paths)
 
 	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
 	                   serve_two, NULL, ep, sizeof(ep));
+	/* The provider's table: a same-host peer would take the local
+	 * path whatever it says. */
 	write_cfg("# test\nthresholds:\n  eager_max: 1KiB\n  inject_max: 16\n"
-	          "  ring_max: 1KiB\n");
+	          "  ring_max: 1KiB\nlocal:\n  enabled: false\n");
 	ck_assert_int_eq(rmq_ctx_new(&ctx, cfg_path), 0);
 	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
 	ck_assert_int_eq(rmq_connect(s, ep), 0);
@@ -482,7 +484,9 @@ START_TEST(test_named_thresholds)
 	          "      inject_max: 0\n"
 	          "      eager_max: 100\n"
 	          "    ctl:\n"
-	          "      path: eager\n");
+	          "      path: eager\n"
+	          "local:\n" /* the tables, not the same-host ring */
+	          "  enabled: false\n");
 	setenv("RMQ_CONFIG", cfg_path, 1);
 	pid = spawn_server(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
 	                   serve_named, NULL, ep, sizeof(ep));

@@ -192,9 +192,9 @@ START_TEST(test_ring_peers)
 	pid_t            pid;
 	int              i, k;
 
-	/* The provider's ring path is what this counts: not the local one
-	 * (the suite also runs with RMQ_LOCAL=1). */
-	unsetenv("RMQ_LOCAL");
+	/* The provider's ring path is what this counts: not the local one,
+	 * which same-host peers take by default. */
+	setenv("RMQ_LOCAL", "0", 1);
 	setenv("RMQ_EAGER_MAX", "4096", 1);
 	setenv("RMQ_RING_MAX", "32768", 1);
 	setenv("RMQ_RING_PEERS", "2", 1);

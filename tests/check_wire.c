@@ -355,9 +355,11 @@ END_TEST
 
 START_TEST(test_rts_decode_unknown_flags)
 {
+	/* Unknown bits, and more than one way of moving the payload. */
 	static const uint32_t flags[] = {
-		0x4, RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE, 0x100, 0x80000000u,
-		UINT32_MAX,
+		0x8, RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE,
+		RMQ_RTS_F_SEND | RMQ_RTS_F_CMA, RMQ_RTS_F_WRITE | RMQ_RTS_F_CMA,
+		0x100, 0x80000000u, UINT32_MAX,
 	};
 	uint8_t        buf[RMQ_RTS_EXT_SIZE];
 	struct rmq_rts r;
@@ -368,6 +370,13 @@ START_TEST(test_rts_decode_unknown_flags)
 		r.flags = flags[i];
 		rmq_rts_encode(buf, &r);
 		ck_assert_int_eq(rmq_rts_decode(&r, buf), -RMQ_EPROTO);
+	}
+	/* Each alone is one. */
+	for (i = 0; i < 4; i++) {
+		memset(&r, 0, sizeof r);
+		r.flags = i == 3 ? RMQ_RTS_F_CMA : (uint32_t) i;
+		rmq_rts_encode(buf, &r);
+		ck_assert_int_eq(rmq_rts_decode(&r, buf), 0);
 	}
 }
 END_TEST

@@ -55,7 +55,7 @@ NR == 1 { if ($0 != "size,lat_p50_us,lat_p99_us,mbps,path") exit 1; next }
 	row++
 	if ($1 != want[row]) { print "row " row ": size " $1 " != " want[row]; exit 1 }
 	if ($2 !~ /^[0-9.]+$/ || $2 <= 0 || $3 < $2) { print "bad latency: " $0; exit 1 }
-	if ($5 !~ /^(inject|eager|ring|rndv_read|rndv_write|rndv_send|seg)$/) { print "bad path: " $0; exit 1 }
+	if ($5 !~ /^(inject|eager|ring|rndv_read|rndv_write|rndv_send|seg|local)$/) { print "bad path: " $0; exit 1 }
 }
 END { if (row != split(sizes, w, ",")) { print "rows: " row; exit 1 } }' "$out"
 echo "rmq_pingpong $mode $prov: ok"

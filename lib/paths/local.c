@@ -39,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@
 #include "paths/local.h"
 #include "paths/local_ring.h"
 #include "paths/path.h"
+#include "paths/rndv.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
@@ -73,6 +75,9 @@ struct local_peer {
 	struct sockaddr_un wake; /* its wake socket */
 	socklen_t        wake_len; /* 0: not known (not local) */
 	int              known;    /* its HELLO said: 1 local, -1 not */
+	pid_t            pid;      /* its process: large messages are read
+	                            * from its memory (process_vm_readv) */
+	bool             cma_off;  /* that failed once: fi_read from now */
 };
 
 /* The socket's. */
@@ -91,6 +96,8 @@ wake(struct rmq_socket *s, struct local_peer *lp)
 {
 	char b = 1;
 
+	if (s->local == NULL)
+		return; /* closing: the socket's part went first */
 	/* EAGAIN: its socket holds wakes already; others: it is gone. */
 	(void) sendto(s->local->wfd, &b, 1, MSG_DONTWAIT,
 	              (const struct sockaddr *) &lp->wake, lp->wake_len);
@@ -239,6 +246,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	}
 	lp->known = 1;
+	lp->pid   = (pid_t) h->pid;
 	rmq_wake_name(&lp->wake, &lp->wake_len, h->pid, h->lefd);
 	/* It writes ours (if we made one) once it has mapped it: poll ours
 	 * from now; until it writes, that costs a load. */
@@ -248,8 +256,9 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
 	                   sizeof(why)) != 0) {
-		rmq_log(RMQ_LOG_INFO, "%s: on this host, but not local: %s",
-		        p->name, why);
+		rmq_log(s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
+		                                               : RMQ_LOG_INFO,
+		        "%s: on this host, but not local: %s", p->name, why);
 		return 0;
 	}
 	lp->tail   = atomic_load(&lp->tx.h->tail);
@@ -265,6 +274,10 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	 * against 7.2 us one way on shm, 26 Nov 2026). */
 	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
 	p->local     = true;
+	/* Larger ones: an RTS through the ring, and the peer reads the
+	 * payload from our memory in one copy; the key it also gets lets it
+	 * fi_read instead where the kernel says no (ptrace rules). */
+	p->local_big = s->dom->caps.rma_read;
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
 	return 0;
@@ -401,7 +414,7 @@ local_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 		return -RMQ_ENOTSUP;
 	}
 	RMQ_UNUSED(s);
-	if (len <= p->local_max)
+	if (len <= p->local_max || p->local_big)
 		return 0;
 	snprintf(why, whylen, "path local carries at most %zu bytes to %s, "
 	         "not %zu", p->local_max, p->name, len);
@@ -417,7 +430,16 @@ local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	struct rmq_hdr h;
 	int            rc;
 
-	RMQ_UNUSED(flags);
+	if (o->len > p->local_max) {
+		static const struct rmq_rndv_how cma = {
+			.path      = RMQ_PATH_LOCAL,
+			.rts_flags = RMQ_RTS_F_CMA,
+			.access    = FI_REMOTE_READ,
+			.remote    = true,
+		};
+
+		return rmq_rndv_send(s, p, w, o, msgid, flags, &cma);
+	}
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(hb, &h);
 	rc = local_put(s, p, w, hb, sizeof(hb), o->buf, o->len,
@@ -429,6 +451,66 @@ local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	rmq_tx_sent(s, p, RMQ_PATH_LOCAL, o->len);
 	rmq_msg_free(o->msg); /* copied out */
 	return 0;
+}
+
+/* ---- large messages: one copy, out of the sender's memory ---- */
+
+/*
+ * An RTS's payload straight from the sender's address space into dst
+ * (process_vm_readv: the kernel copies once, page by page).  The address
+ * is the sender's word, but it can only make us read its own memory, and
+ * at most the n bytes we asked for.  Where the kernel refuses (another
+ * user's rules, Yama's ptrace scope, seccomp), the key in the same RTS
+ * serves an fi_read over the provider, for this message and the peer's
+ * next ones.
+ */
+static int
+cma_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
+         void *dst, bool *told)
+{
+	struct local_peer *lp = local_of(p);
+	struct iovec       l, r;
+	size_t             off = 0;
+	ssize_t            got;
+
+	*told = false;
+	if (lp == NULL || lp->known <= 0 || lp->cma_off)
+		return rmq_rndv_read_move(s, p, rts, dst, told);
+	while (off < rts->len) {
+		l.iov_base = (uint8_t *) dst + off;
+		l.iov_len  = rts->len - off;
+		r.iov_base = (void *) (uintptr_t) (rts->raddr + off);
+		r.iov_len  = l.iov_len;
+		got        = process_vm_readv(lp->pid, &l, 1, &r, 1, 0);
+		if (got > 0) {
+			off += (size_t) got;
+			continue;
+		}
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno == ESRCH)
+			return -RMQ_ECONNRESET; /* it is gone */
+		if (got == 0 || errno == EFAULT) {
+			s->stats.proto_errors++;
+			rmq_log(RMQ_LOG_WARN, "%s: its large message is not in "
+			        "its memory (%zu of %llu bytes read)", p->name,
+			        off, (unsigned long long) rts->len);
+			return -RMQ_EPROTO;
+		}
+		rmq_log(s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
+		                                               : RMQ_LOG_INFO,
+		        "%s: cannot read its memory (%s): its large messages "
+		        "come by fi_read", p->name, strerror(errno));
+		lp->cma_off = true;
+		return rmq_rndv_read_move(s, p, rts, dst, told);
+	}
+	return 0;
+}
+
+static int
+local_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
+{
+	return rmq_rndv_fetch(s, e, dst, n, cma_move, false);
 }
 
 /* ---- reading ---- */
@@ -673,7 +755,7 @@ local_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 static bool
 local_enabled(const struct rmq_socket *s)
 {
-	return s->ctx->cfg.local > 0;
+	return s->ctx->cfg.local != RMQ_CFG_LOCAL_OFF;
 }
 
 static int
@@ -740,6 +822,8 @@ const struct rmq_path_ops rmq_path_local = {
 	.name      = "local",
 	.can_carry = local_can_carry,
 	.send      = local_send,
+	.fetch     = local_fetch,
+	.cancel    = rmq_rndv_cancel_rx,
 	.release   = local_release,
 	.peer_gone = local_peer_gone,
 	.peer_fini = local_peer_fini,

@@ -77,7 +77,22 @@ rmq_host_this(void)
 		return NULL;
 	name[sizeof(name) - 1] = '\0';
 	host.name = fnv64(name);
-	host_ok   = true;
+	/* Wake sockets are abstract, so seen only inside one network
+	 * namespace, and /proc/PID means a PID of ours only in our PID
+	 * namespace: a peer in another one is not local (a container, or a
+	 * netns standing in for another host). */
+	for (i = 0; i < 2; i++) {
+		struct stat st;
+
+		if (stat(i == 0 ? "/proc/self/ns/net" : "/proc/self/ns/pid",
+		         &st) != 0)
+			return NULL;
+		host.name = (host.name ^ (uint64_t) st.st_ino) *
+		            0x100000001b3ULL;
+		host.name = (host.name ^ (uint64_t) st.st_dev) *
+		            0x100000001b3ULL;
+	}
+	host_ok = true;
 	return &host;
 }
 

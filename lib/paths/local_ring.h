@@ -50,7 +50,8 @@ struct rmq_lring {
 /* This host, as the handshake compares it. */
 struct rmq_host {
 	uint8_t  boot[16]; /* the kernel's boot id */
-	uint64_t name;     /* a hash of the host name */
+	uint64_t name;     /* a hash of the host name and of our network
+	                    * and PID namespaces */
 };
 
 /* NULL if this host cannot say (no /proc). */

@@ -256,7 +256,8 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		/* The peer reads it: registered for that only, until FIN. */
 		rc = rmq_mr_reg(s, (void *) r->src, o->len, how->access, &r->mr,
 		                NULL, &key);
-		rts.raddr = s->dom->caps.mr_virt_addr
+		rts.raddr = s->dom->caps.mr_virt_addr ||
+		                    (how->rts_flags & RMQ_RTS_F_CMA)
 		                ? (uint64_t) (uintptr_t) r->src
 		                : 0;
 		rts.rkey  = key;
@@ -337,8 +338,10 @@ rts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	}
 	e->path = (e->rts.flags & RMQ_RTS_F_SEND)    ? RMQ_PATH_RNDV_SEND
 	          : (e->rts.flags & RMQ_RTS_F_WRITE) ? RMQ_PATH_RNDV_WRITE
+	          : (e->rts.flags & RMQ_RTS_F_CMA)   ? RMQ_PATH_LOCAL
 	                                             : RMQ_PATH_RNDV_READ;
 	e->len  = e->rts.len;
+	e->rndv = true;
 	cookie  = e->rts.cookie;
 	if (rmq_rx_accept(s, p, e) == -RMQ_EMSGSIZE)
 		(void) rmq_tx_ctl(s, p, RMQ_MT_FIN, cookie, EMSGSIZE);

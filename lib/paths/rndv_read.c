@@ -53,14 +53,19 @@ chunk_once(void *arg)
 }
 
 /* n = rts->len bytes into dst, in chunks of at most rma_chunk. */
-static int
-read_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
-          void *dst, bool *told)
+int
+rmq_rndv_read_move(struct rmq_socket *s, struct rmq_peer *p,
+                   const struct rmq_rts *rts, void *dst, bool *told)
 {
 	struct rmq_read     rd;
 	struct rmq_read_op *ops;
 	struct rmq_waiter   w;
 	struct chunk_post   c = {.s = s, .p = p, .rkey = rts->rkey};
+	/* A CMA RTS names the address even where keys take offsets. */
+	uint64_t            base =
+            (rts->flags & RMQ_RTS_F_CMA) && !s->dom->caps.mr_virt_addr
+	                ? 0
+	                : rts->raddr;
 	size_t              n = rts->len, chunk = s->dom->caps.rma_chunk;
 	size_t              off, i;
 	int                 rc = 0;
@@ -88,7 +93,7 @@ read_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 		rmq_read_op_init(&ops[i], &rd);
 		c.dst   = (uint8_t *) dst + off;
 		c.len   = n - off < chunk ? n - off : chunk;
-		c.raddr = rts->raddr + off;
+		c.raddr = base + off;
 		c.op    = &ops[i];
 		rc      = rmq_post_retry(s, p, &w, chunk_once, &c, "fi_read");
 		if (rc != 0)
@@ -113,7 +118,7 @@ out:
 static int
 read_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 {
-	return rmq_rndv_fetch(s, e, dst, n, read_move, false);
+	return rmq_rndv_fetch(s, e, dst, n, rmq_rndv_read_move, false);
 }
 
 const struct rmq_path_ops rmq_path_rndv_read = {
