@@ -356,12 +356,18 @@ print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 	for (p = 0; p < RMQ_PATH_COUNT; p++) {
 		if (p == RMQ_PATH_LOCAL)
 			printf("    %-10s  %s: peers on this host, any provider "
-			       "(local.enabled %s, a %zu-byte ring, messages "
-			       "up to %zu bytes)\n", rmq_path_name(p),
-			       cfg->local > 0 ? "yes" : "no",
-			       cfg->local > 0 ? "true" : "false",
+			       "(local.enabled %s, a %zu-byte ring for "
+			       "messages up to %zu bytes, larger ones read "
+			       "from the sender's memory%s)\n",
+			       rmq_path_name(p),
+			       cfg->local != RMQ_CFG_LOCAL_OFF ? "yes" : "no",
+			       cfg->local == RMQ_CFG_LOCAL_AUTO ? "auto"
+			       : cfg->local == RMQ_CFG_LOCAL_ON ? "true"
+			                                        : "false",
 			       pow2_floor(cfg->local_ring),
-			       pow2_floor(cfg->local_ring) / 4 - 16);
+			       pow2_floor(cfg->local_ring) / 4 - 16,
+			       c->rma_read ? "" : " -- not on this provider, "
+			                          "which has no remote reads");
 		else if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
 		         cfg->ring_slots < 4)
 			printf("    %-10s  no: ring.slots is %d (below 4)\n",
