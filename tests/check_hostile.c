@@ -236,20 +236,97 @@ START_TEST(test_cts_then_die_tcp)
 }
 END_TEST
 
+/*
+ * A local peer's large-message RTS names an address that is not in its
+ * memory: the receive that takes it fails with -RMQ_EPROTO, counted, and
+ * the socket goes on with the next message.
+ */
+static int
+serve_cma_victim(rmq_socket *s, void *arg)
+{
+	struct rmq_stats st;
+	char             buf[256];
+	ssize_t          n;
+	int              fails = 0;
+
+	(void) arg;
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	n = rmq_recv(s, buf, sizeof(buf), 0);
+	if (n != -RMQ_EPROTO) {
+		fprintf(stderr, "victim: the bad RTS gave %zd\n", n);
+		fails++;
+	}
+	n = rmq_recv(s, buf, sizeof(buf), 0);
+	if (n != (ssize_t) strlen(GOOD) || memcmp(buf, GOOD, strlen(GOOD)) != 0) {
+		fprintf(stderr, "victim: then %zd bytes\n", n);
+		fails++;
+	}
+	rmq_stats(s, &st);
+	if (st.proto_errors != 1 || st.recv_msgs[RMQ_PATH_LOCAL] != 1) {
+		fprintf(stderr, "victim: proto_errors %llu, %llu local\n",
+		        (unsigned long long) st.proto_errors,
+		        (unsigned long long) st.recv_msgs[RMQ_PATH_LOCAL]);
+		fails++;
+	}
+	return fails + (rmq_send(s, "ack", 3, 0) != 3);
+}
+
+START_TEST(test_cma_bad_address)
+{
+	static const char *const provs[] = {"shm", "tcp"};
+	char              bep[64], ep[256], buf[16];
+	uint8_t           b[RMQ_RTS_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_rts    r = {.len    = 200000,
+	                       .raddr  = 4096, /* never mapped */
+	                       .rkey   = 0,
+	                       .cookie = 4242,
+	                       .flags  = RMQ_RTS_F_CMA};
+	struct rmq_waiter w;
+	rmq_ctx          *ctx;
+	rmq_socket       *s;
+	struct rmq_peer  *p;
+	pid_t             pid;
+
+	setenv("RMQ_LOCAL", "1", 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr(provs[_i], bep, sizeof(bep)),
+	                   serve_cma_victim, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	p = rmq_peer_at(s, 0);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p->local);
+	/* Through the ring, as an honest large message's RTS goes. */
+	rmq_hdr_fill(&h, p, RMQ_MT_RTS, 0, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_rts_encode(b + RMQ_HDR_SIZE, &r);
+	rmq_waiter_init(&w, 5000);
+	ck_assert_int_eq(rmq_tx_small(s, p, &w, b, sizeof(b)), 0);
+	ck_assert_int_eq(rmq_send(s, GOOD, strlen(GOOD), 0),
+	                 (ssize_t) strlen(GOOD));
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
 	Suite *s  = suite_create("hostile");
-	/* It forges fabric messages: the provider's paths, not the
-	 * local ring (check_local.c has its hostile peer). */
-	setenv("RMQ_LOCAL", "0", 1);
 	TCase *tc = tcase_create("multiprocess");
+
+	/* It forges fabric messages: the provider's paths, not the local
+	 * ring (check_local.c has its hostile peer; test_cma_bad_address
+	 * turns the path on for itself). */
+	setenv("RMQ_LOCAL", "0", 1);
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_hostile_peer_shm);
 	tcase_add_test(tc, test_hostile_peer_tcp);
 	tcase_add_test(tc, test_cts_then_die_shm);
 	tcase_add_test(tc, test_cts_then_die_tcp);
+	tcase_add_loop_test(tc, test_cma_bad_address, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

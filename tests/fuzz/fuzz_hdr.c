@@ -112,7 +112,7 @@ rts(const uint8_t *ext)
 	memset(&r, 0, sizeof r);
 	rc    = rmq_rts_decode(&r, ext);
 	valid = flags == 0 || flags == RMQ_RTS_F_SEND ||
-	        flags == RMQ_RTS_F_WRITE;
+	        flags == RMQ_RTS_F_WRITE || flags == RMQ_RTS_F_CMA;
 	FUZZ_CHECK(rc == 0 || rc == -RMQ_EPROTO, "rts_decode returned %d",
 	           rc);
 	FUZZ_CHECK((rc == 0) == valid, "flags %#x: %d", flags, rc);

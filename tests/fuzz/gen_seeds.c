@@ -189,6 +189,9 @@ hdr_seeds(void)
 	r.flags = RMQ_RTS_F_WRITE;
 	rmq_rts_encode(b + n, &r);
 	put_file("fuzz_hdr", "rts-write", b, RMQ_RTS_SIZE);
+	r.flags = RMQ_RTS_F_CMA;
+	rmq_rts_encode(b + n, &r);
+	put_file("fuzz_hdr", "rts-cma", b, RMQ_RTS_SIZE);
 	/* GRANT: {length, our buffer, key, grant id, 0}; msgid the cookie. */
 	r = (struct rmq_rts){1u << 20, 0x7f0000200000ull, 0x55, 9, 0};
 	n = msg(b, RMQ_MT_GRANT, 77, 0);
