@@ -202,11 +202,13 @@ ps_log_maybe_start(struct rmq_socket *s, struct pub_state *st)
 	struct ps_log *lg;
 	int            th = rmq_pat_fanout_log(s), i, rc, remote = 0;
 
+	if (th <= 0 || st->nsubs < th)
+		return 0; /* every send looks: the usual answer first */
 	/* Subscribers on this host are pushed to through their rings: the
 	 * log is for the others. */
 	for (i = 0; i < st->nsubs; i++)
 		remote += !rmq_pat_peer_local(st->subs[i]->p);
-	if (th <= 0 || remote < th)
+	if (remote < th)
 		return 0;
 	lg = calloc(1, sizeof(*lg));
 	if (lg == NULL)
