@@ -71,7 +71,8 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 
 	/* A peer on this host: its shared ring up to its limit, whatever
 	 * the table says (paths/local.c; a forced path turns it off). */
-	if (p->local && (len <= p->local_max || p->local_big) && t->force < 0)
+	if (p->local && (len <= p->local_max || rmq_local_big(s)) &&
+	    t->force < 0)
 		return RMQ_PATH_LOCAL;
 	path = rmq_path_select(t, len);
 

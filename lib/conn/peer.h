@@ -83,8 +83,6 @@ struct rmq_peer {
 	bool            local;     /* on this host: what we send it goes
 	                            * into its shared ring (paths/local.c) */
 	size_t          local_max; /* largest payload its ring takes */
-	bool            local_big; /* larger ones go local too: an RTS in
-	                            * the ring, read from our memory */
 	bool            lheld;     /* records in its ring not yet published
 	                            * (coalescing, paths/local.c) */
 	struct rmq_chan chan;

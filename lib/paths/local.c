@@ -176,6 +176,15 @@ rx_free(struct rmq_socket *s, struct local_peer *lp)
 
 /* ---- handshake ---- */
 
+/* How loud a same-host peer that cannot have all of the path is:
+ * local.enabled true asked for it, auto only allows it. */
+static int
+miss_level(const struct rmq_socket *s)
+{
+	return s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
+	                                             : RMQ_LOG_INFO;
+}
+
 static bool
 local_wanted(const struct rmq_socket *s)
 {
@@ -256,9 +265,8 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
 	                   sizeof(why)) != 0) {
-		rmq_log(s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
-		                                               : RMQ_LOG_INFO,
-		        "%s: on this host, but not local: %s", p->name, why);
+		rmq_log(miss_level(s), "%s: on this host, but not local: %s",
+		        p->name, why);
 		return 0;
 	}
 	lp->tail   = atomic_load(&lp->tx.h->tail);
@@ -274,10 +282,6 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	 * against 7.2 us one way on shm, 26 Nov 2026). */
 	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
 	p->local     = true;
-	/* Larger ones: an RTS through the ring, and the peer reads the
-	 * payload from our memory in one copy; the key it also gets lets it
-	 * fi_read instead where the kernel says no (ptrace rules). */
-	p->local_big = s->dom->caps.rma_read;
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
 	return 0;
@@ -413,8 +417,7 @@ local_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 		         p->name);
 		return -RMQ_ENOTSUP;
 	}
-	RMQ_UNUSED(s);
-	if (len <= p->local_max || p->local_big)
+	if (len <= p->local_max || rmq_local_big(s))
 		return 0;
 	snprintf(why, whylen, "path local carries at most %zu bytes to %s, "
 	         "not %zu", p->local_max, p->name, len);
@@ -454,6 +457,16 @@ local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 }
 
 /* ---- large messages: one copy, out of the sender's memory ---- */
+
+/* Larger than the ring takes: an RTS through the ring, and the peer
+ * reads the payload from our memory in one copy; the key it also gets
+ * lets it fi_read instead where the kernel says no (ptrace rules), so
+ * only a domain with remote reads sends them this way. */
+bool
+rmq_local_big(const struct rmq_socket *s)
+{
+	return s->dom->caps.rma_read;
+}
 
 /*
  * An RTS's payload straight from the sender's address space into dst
@@ -497,9 +510,8 @@ cma_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 			        off, (unsigned long long) rts->len);
 			return -RMQ_EPROTO;
 		}
-		rmq_log(s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
-		                                               : RMQ_LOG_INFO,
-		        "%s: cannot read its memory (%s): its large messages "
+		rmq_log(miss_level(s), "%s: cannot read its memory (%s): its "
+		        "large messages "
 		        "come by fi_read", p->name, strerror(errno));
 		lp->cma_off = true;
 		return rmq_rndv_read_move(s, p, rts, dst, told);

@@ -4,6 +4,7 @@
 #ifndef RMQ_PATHS_LOCAL_H
 #define RMQ_PATHS_LOCAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct rmq_peer;
@@ -18,6 +19,10 @@ struct rmq_waiter;
 int rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
                   struct rmq_waiter *w, const void *a, size_t na,
                   const void *b, size_t nb);
+
+/* Messages past a local peer's ring go by the local path too (read out of
+ * the sender's memory): the socket's domain can serve the fallback. */
+bool rmq_local_big(const struct rmq_socket *s);
 
 /* Publish what p's ring holds unpublished (coalesced records): the
  * reader sees them now. */
