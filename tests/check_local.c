@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include "checkmain.h"
 #include "testutil.h"
 
 #define RING      (256u * 1024u)
@@ -640,6 +641,10 @@ local_suite(void)
 	Suite *su = suite_create("local");
 	TCase *tc = tcase_create("local");
 
+	/* The whole file: the local path on, a 256 KiB ring. */
+	setenv("RMQ_LOCAL", "1", 1);
+	setenv("RMQ_LOCAL_RING", "256KiB", 1);
+
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_stream_pair, 0, 2);
 	tcase_add_loop_test(tc, test_stream_reqrep, 0, 2);
@@ -653,17 +658,4 @@ local_suite(void)
 	return su;
 }
 
-int
-main(void)
-{
-	SRunner *sr;
-	int      failed;
-
-	setenv("RMQ_LOCAL", "1", 1);
-	setenv("RMQ_LOCAL_RING", "256KiB", 1);
-	sr = srunner_create(local_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
-}
+RMQ_CHECK_MAIN(local_suite)

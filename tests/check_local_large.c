@@ -18,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "checkmain.h"
 #include "testutil.h"
 
 #define RING      (256u * 1024u)
@@ -253,6 +254,10 @@ large_suite(void)
 	Suite *su = suite_create("local_large");
 	TCase *tc = tcase_create("local");
 
+	/* The whole file: the local path on, a 256 KiB ring. */
+	setenv("RMQ_LOCAL", "1", 1);
+	setenv("RMQ_LOCAL_RING", "256KiB", 1);
+
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_large, 0, 2);
 	/* tcp only: libfabric's shm moves its own RMA with process_vm_readv
@@ -264,17 +269,4 @@ large_suite(void)
 	return su;
 }
 
-int
-main(void)
-{
-	SRunner *sr;
-	int      failed;
-
-	setenv("RMQ_LOCAL", "1", 1);
-	setenv("RMQ_LOCAL_RING", "256KiB", 1);
-	sr = srunner_create(large_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
-}
+RMQ_CHECK_MAIN(large_suite)

@@ -233,24 +233,35 @@ serve(const char *mode, rmq_socket *s, uint64_t n)
 	return strcmp(mode, "rep") == 0 && bound_check(mode, s, n, true);
 }
 
+/* Message k of sender id (a PUB publishes as sender 0, a REP echoes its
+ * asker's) next: 0, or 1 and why. */
+static int
+recv_check(const char *mode, rmq_socket *s, uint64_t id, uint64_t k)
+{
+	uint64_t next[NSND] = { 0 };
+	ssize_t  r;
+
+	next[id] = k;
+	r        = rmq_recv(s, buf, BIG, 0);
+	if (r >= 0 && check(mode, r, next) >= 0)
+		return 0;
+	fprintf(stderr, "%s: message %llu: %s\n", mode, (unsigned long long) k,
+	        r < 0 ? rmq_strerror((int) r) : "bad");
+	return 1;
+}
+
 static int
 client(const char *mode, rmq_socket *s, uint64_t id, uint64_t n,
        bool local)
 {
-	uint64_t next[NSND] = { 0 }, k;
+	uint64_t k;
 	ssize_t  r;
 	size_t   len;
 
 	for (k = 0; k < n; k++) {
 		if (strcmp(mode, "sub") == 0) {
-			next[id] = k;
-			r        = rmq_recv(s, buf, BIG, 0);
-			if (r < 0 || check(mode, r, next) < 0) {
-				fprintf(stderr, "sub: message %llu: %s\n",
-				        (unsigned long long) k,
-				        r < 0 ? rmq_strerror((int) r) : "bad");
+			if (recv_check(mode, s, 0, k) != 0)
 				return 1;
-			}
 			continue;
 		}
 		len = fill(buf, id, k);
@@ -260,16 +271,8 @@ client(const char *mode, rmq_socket *s, uint64_t id, uint64_t n,
 			        (unsigned long long) k, rmq_strerror((int) r));
 			return 1;
 		}
-		if (strcmp(mode, "req") == 0) {
-			next[id] = k;
-			r        = rmq_recv(s, buf, BIG, 0);
-			if (r < 0 || check(mode, r, next) < 0) {
-				fprintf(stderr, "req: reply %llu: %s\n",
-				        (unsigned long long) k,
-				        r < 0 ? rmq_strerror((int) r) : "bad");
-				return 1;
-			}
-		}
+		if (strcmp(mode, "req") == 0 && recv_check(mode, s, id, k) != 0)
+			return 1;
 	}
 	printf("%s %llu: %llu messages, every byte\n", mode,
 	       (unsigned long long) id, (unsigned long long) n);
