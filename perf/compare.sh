@@ -827,6 +827,16 @@ stats() {
 		printf "%.10g %.10g %.10g %.1f\n", m, v[1], v[NR], (m > 0 ? (v[NR] - v[1]) / m * 100 : 0) }'
 }
 
+header_out() { # COLUMNS: the header lines, and the CSV file's with COLUMNS
+	local l
+	for l in "${header[@]}"; do echo "# $l"; done
+	[[ -n $csv_file ]] || return 0
+	{
+		for l in "${header[@]}"; do echo "# $l"; done
+		echo "$1"
+	} >"$csv_file"
+}
+
 thr_main() {
 	local r prov pat zp zt size key list v lo hi args=()
 	local -A rmq_mps=() zmq_mps=() rat_runs=() rmq_mb=() zmq_mb=()
@@ -852,13 +862,7 @@ thr_main() {
 	)
 	[[ -z $rmq_envs ]] ||
 		header+=("rmq env: ${rmq_envs% } (rmq_bw only; zmq_thr runs without)")
-	for l in "${header[@]}"; do echo "# $l"; done
-	if [[ -n $csv_file ]]; then
-		{
-			for l in "${header[@]}"; do echo "# $l"; done
-			echo "pattern,provider,zmq_transport,size,rmq_msgs_per_s,rmq_spread_pct,zmq_msgs_per_s,zmq_spread_pct,ratio,ratio_min,ratio_max,rmq_mbps,zmq_mbps,rmq_snd_cpu_ns,zmq_snd_cpu_ns,rmq_rcv_cpu_ns,zmq_rcv_cpu_ns,rmq_dropped,zmq_dropped"
-		} >"$csv_file"
-	fi
+	header_out "pattern,provider,zmq_transport,size,rmq_msgs_per_s,rmq_spread_pct,zmq_msgs_per_s,zmq_spread_pct,ratio,ratio_min,ratio_max,rmq_mbps,zmq_mbps,rmq_snd_cpu_ns,zmq_snd_cpu_ns,rmq_rcv_cpu_ns,zmq_rcv_cpu_ns,rmq_dropped,zmq_dropped"
 	for ((r = 1; r <= runs; r++)); do
 		for prov in "${providers[@]}"; do
 			tmo=$(timeout_for "$prov")
@@ -1023,13 +1027,7 @@ cma_main() {
 	)
 	[[ -z $rmq_envs ]] ||
 		header+=("rmq env: ${rmq_envs% } (rmq_bw only; cma_bw runs without)")
-	for l in "${header[@]}"; do echo "# $l"; done
-	if [[ -n $csv_file ]]; then
-		{
-			for l in "${header[@]}"; do echo "# $l"; done
-			echo "provider,size,rmq_mbps,rmq_mbps_min,rmq_mbps_max,rmq_path,cma_mbps,cma_mbps_min,cma_mbps_max,ratio,ratio_min,ratio_max"
-		} >"$csv_file"
-	fi
+	header_out "provider,size,rmq_mbps,rmq_mbps_min,rmq_mbps_max,rmq_path,cma_mbps,cma_mbps_min,cma_mbps_max,ratio,ratio_min,ratio_max"
 	for prov in "${providers[@]}"; do
 		tmo=$(timeout_for "$prov")
 		echo
