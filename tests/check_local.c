@@ -516,7 +516,20 @@ peer_ring(void)
 #define H_TAIL  64
 #define DATA    512
 
-enum scribble { BAD_TAIL, BAD_LEN, BAD_CONN, BAD_TYPE, BAD_SKIP, NSCRIB };
+enum scribble { BAD_HIGH, BAD_LEN, BAD_SHORT, BAD_CONN, BAD_TYPE, NSCRIB };
+
+/* A record at the writer's next place, as the writer puts it: its bytes,
+ * then the prefix the reader polls (local_ring.h), then the tail. */
+static void
+scribble(uint8_t *ring, uint64_t t, uint32_t size, const void *body,
+         size_t n, uint64_t pfx)
+{
+	uint8_t *at = ring + DATA + (t & (size - 1));
+
+	memcpy(at + 8, body, n);
+	atomic_store((_Atomic uint64_t *) (void *) at, pfx);
+	atomic_store((_Atomic uint64_t *) (void *) (ring + H_TAIL), t + 8 + n);
+}
 
 struct attack {
 	const char *ep;
@@ -531,10 +544,9 @@ attacker(void *arg)
 	int                  how = a->how;
 	rmq_ctx           *ctx;
 	rmq_socket        *s;
-	uint8_t            b[64] = {0}, *ring, *at;
-	_Atomic uint64_t  *tail;
+	uint8_t            b[64] = {0}, *ring, h[16] = {0};
 	uint64_t           t;
-	uint32_t           size, w;
+	uint32_t           size;
 
 	if (open_socket(RMQ_PUSH, &ctx, &s) != 0 || rmq_connect(s, ep) != 0)
 		return 1;
@@ -549,37 +561,27 @@ attacker(void *arg)
 	if (ring == NULL)
 		return 3;
 	memcpy(&size, ring + H_SIZE, sizeof(size));
-	tail = (_Atomic uint64_t *) (ring + H_TAIL);
-	t    = atomic_load(tail);
-	at   = ring + DATA + (t & (size - 1));
+	t    = atomic_load((_Atomic uint64_t *) (void *) (ring + H_TAIL));
+	h[0] = 1; /* version */
 	switch (how) {
-	case BAD_TAIL: /* more than the ring holds */
-		atomic_store(tail, t + 2 * (uint64_t) size);
+	case BAD_HIGH: /* a prefix with its high word set */
+		h[1] = 1; /* DATA */
+		scribble(ring, t, size, h, 16, (1ull << 32) | 16);
 		break;
-	case BAD_LEN: /* a record longer than what was written */
-		w = 4000;
-		memcpy(at, &w, 4);
-		atomic_store(tail, t + 64);
+	case BAD_LEN: /* a record past the ring's end */
+		scribble(ring, t, size, h, 16, size);
+		break;
+	case BAD_SHORT: /* a record shorter than a header */
+		scribble(ring, t, size, h, 16, 8);
 		break;
 	case BAD_CONN: /* a well-formed DATA for someone else */
-		w = 16;
-		memcpy(at, &w, 4);
-		memset(at + 4, 0, 20);
-		at[8]  = 1;    /* version */
-		at[9]  = 1;    /* DATA */
-		at[12] = 0x7f; /* a connection id that is not ours */
-		atomic_store(tail, t + 24);
+		h[1] = 1;    /* DATA */
+		h[4] = 0x7f; /* a connection id that is not ours */
+		scribble(ring, t, size, h, 16, 16);
 		break;
 	case BAD_TYPE: /* a BATCH, which would point into a slab */
-		memcpy(at, "\x10\0\0\0\0\0\0\0", 8);
-		memset(at + 8, 0, 16);
-		at[8] = 1;
-		at[9] = 11;
-		atomic_store(tail, t + 24);
-		break;
-	case BAD_SKIP: /* a skip marker, but the tail stops short of it */
-		memset(at, 0, 4);
-		atomic_store(tail, t + 8);
+		h[1] = 11;
+		scribble(ring, t, size, h, 16, 16);
 		break;
 	}
 	/* The victim drops us: our next sends fail or vanish. */

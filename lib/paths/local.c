@@ -18,7 +18,7 @@
  * holds between the messages this path carries (up to local_max) and the
  * rendezvous of larger ones, which move their payload over the provider
  * as on any path.  The receiver takes a record in only after checking its
- * header (copied out first) and bounds against the tail it was told; a
+ * header (copied out first) and its bounds in the ring; a
  * DATA payload is delivered from the ring and its bytes go back (freed)
  * when the application has taken it, in order, as the ring path's slots.
  *
@@ -342,12 +342,10 @@ lput_once(void *arg)
 		return -FI_EAGAIN;
 	}
 	at = lp->tx.d + off;
-	rmq_put32(at, (uint32_t) (t->na + t->nb));
-	rmq_put32(at + 4, 0);
 	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
 	if (t->nb > 0)
 		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
-	lp->tail += n;
+	rmq_lring_commit(&lp->tx, &lp->tail, off, (uint32_t) (t->na + t->nb));
 	if (t->hold)
 		rmq_batch_hold(t->s, t->p, true);
 	else
@@ -600,41 +598,47 @@ static int
 poll_one(struct rmq_socket *s, struct local_peer *lp)
 {
 	struct rmq_peer  *p = lp->p;
-	struct rmq_lring     *r = &lp->rx;
+	struct rmq_lring *r = &lp->rx;
 	struct rmq_rxent *e;
 	struct rmq_hdr    h;
-	uint64_t          tail, off, room, n;
+	uint64_t          start, pfx, off, room, n;
 	uint32_t          mlen;
 	uint8_t          *at, hb[RMQ_HDR_SIZE];
 	int               got = 0, type;
 
-	tail = atomic_load_explicit(&r->h->tail, memory_order_acquire);
-	if (tail == lp->head)
-		return 0;
-	if (tail < lp->head || tail - lp->freed > r->size || (tail & 7) != 0) {
-		local_bad(s, lp, "tail out of range");
-		return -1;
-	}
-	while (lp->head < tail && p->state != RMQ_PEER_DEAD) {
+	/* At most a ring's worth a call: a writer that keeps writing does
+	 * not keep us from the other peers. */
+	start = lp->head;
+	while (lp->head - start < r->size && p->state != RMQ_PEER_DEAD) {
 		off  = lp->head & (r->size - 1);
 		room = r->size - off;
-		at   = r->d + off;
-		mlen = room >= RMQ_LRING_MIN ? rmq_get32(at) : 0; /* read once */
-		if (mlen == 0) {
-			if (lp->head + room > tail) {
-				local_bad(s, lp, "skip past the tail");
-				return -1;
-			}
+		if (room < RMQ_LRING_MIN) { /* the skip that goes unsaid */
 			lp->head += room;
 			local_settle(s, lp, lp->head);
 			continue;
 		}
-		n = rmq_lring_rec(mlen);
-		if (mlen < RMQ_HDR_SIZE || n > room || lp->head + n > tail) {
-			local_bad(s, lp, "record longer than what was written");
+		pfx = atomic_load_explicit(rmq_lring_pfx(r, off),
+		                           memory_order_acquire);
+		if (pfx == 0) {
+			/* Nothing more yet.  A writer short of room that
+			 * set want as we freed (rmq_lring_free). */
+			if (rmq_lring_wanted(r) && lp->wake_len > 0)
+				wake(s, lp);
+			break;
+		}
+		if (pfx == RMQ_LRING_SKIP) {
+			lp->head += room;
+			local_settle(s, lp, lp->head);
+			continue;
+		}
+		mlen = (uint32_t) pfx;
+		n    = rmq_lring_rec(mlen);
+		if (pfx >> 32 != 0 || mlen < RMQ_HDR_SIZE || n > room ||
+		    lp->head + n - lp->freed > r->size) {
+			local_bad(s, lp, "a record prefix out of range");
 			return -1;
 		}
-		at += RMQ_LRING_PFX;
+		at = r->d + off + RMQ_LRING_PFX;
 		memcpy(hb, at, RMQ_HDR_SIZE); /* read once: it may write on */
 		if (rmq_hdr_decode(&h, hb, mlen) != 0 || h.conn != p->id) {
 			local_bad(s, lp, "bad header");
@@ -709,6 +713,8 @@ local_arm(void *owner)
 	for (i = 0; l != NULL && i < l->npoll; i++) {
 		lp = l->poll[i];
 		more |= rmq_lring_pending(&lp->rx, lp->head);
+		if (rmq_lring_wanted(&lp->rx) && lp->wake_len > 0)
+			wake(s, lp); /* after the fence: see rmq_lring_free */
 	}
 	return more;
 }

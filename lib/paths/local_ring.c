@@ -194,26 +194,48 @@ rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail, uint64_t *tfreed,
 	uint64_t off  = *tail & (r->size - 1);
 	uint64_t room = r->size - off;
 	uint64_t pad  = n > room ? room : 0;
+	/* Through the next record's prefix, which commit zeroes. */
+	uint64_t need = rmq_lring_next(r, *tail + pad + n) + RMQ_LRING_PFX;
 
-	if (*tail + pad + n - *tfreed > r->size) {
+	if (need - *tfreed > r->size) {
 		*tfreed = atomic_load_explicit(&r->h->freed,
 		                               memory_order_acquire);
-		if (*tail + pad + n - *tfreed > r->size) {
+		if (need - *tfreed > r->size) {
 			/* Ask to be woken, then look once more: the reader
 			 * frees, fences, looks at want. */
 			atomic_store(&r->h->want, 1);
 			*tfreed = atomic_load(&r->h->freed);
-			if (*tail + pad + n - *tfreed > r->size)
+			if (need - *tfreed > r->size)
 				return -1;
 		}
 	}
 	if (pad > 0) {
-		if (room >= RMQ_LRING_MIN) /* the skip, where a record fits */
-			memset(r->d + off, 0, sizeof(uint32_t));
+		/* The start's prefix says "nothing yet" before the reader
+		 * is sent there; where no record fits, it goes by itself. */
+		atomic_store_explicit(rmq_lring_pfx(r, 0), 0,
+		                      memory_order_relaxed);
+		if (room >= RMQ_LRING_MIN)
+			atomic_store_explicit(rmq_lring_pfx(r, off),
+			                      RMQ_LRING_SKIP,
+			                      memory_order_release);
 		*tail += pad;
 		off = 0;
 	}
 	return (int64_t) off;
+}
+
+void
+rmq_lring_commit(struct rmq_lring *r, uint64_t *tail, int64_t off,
+                 uint32_t len)
+{
+	uint64_t next;
+
+	*tail += rmq_lring_rec(len);
+	next = rmq_lring_next(r, *tail);
+	atomic_store_explicit(rmq_lring_pfx(r, next & (r->size - 1)), 0,
+	                      memory_order_relaxed);
+	atomic_store_explicit(rmq_lring_pfx(r, (uint64_t) off), len,
+	                      memory_order_release);
 }
 
 bool
@@ -232,9 +254,11 @@ bool
 rmq_lring_free(struct rmq_lring *r, uint64_t freed)
 {
 	atomic_store_explicit(&r->h->freed, freed, memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&r->h->want, memory_order_relaxed) != 0 &&
-	       atomic_exchange(&r->h->want, 0) != 0;
+	/* No fence here, one a message: the look at want may pass the
+	 * store, and a writer that sets want then sees the old freed.
+	 * rmq_lring_wanted, where the reader finds its ring empty and
+	 * before it sleeps, sees that want. */
+	return rmq_lring_wanted(r);
 }
 
 void

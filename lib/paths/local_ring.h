@@ -6,11 +6,21 @@
  *   head page: magic, nonce, size | tail (the writer's) | freed (the
  *              reader's) | armed (the reader sleeps: wake it) | want (the
  *              writer waits for room: wake it), each on its own line
- *   data:      records [u32 length | u32 0 | the message as it would go
- *              over the fabric], padded to 8, in order; a record never
- *              wraps: where one does not fit before the end, the writer
- *              skips to the start (a zero length marks the skip where a
- *              record would fit)
+ *   data:      records [u64 prefix | the message as it would go over the
+ *              fabric], padded to 8, in order; a record never wraps:
+ *              where one does not fit before the end, the writer skips to
+ *              the start (a SKIP prefix marks it where a record would fit;
+ *              where none would, the skip goes without saying)
+ *
+ * The reader polls the prefix where its next record goes, not the tail
+ * (as Open MPI's vader polls its fast boxes): a message costs it the
+ * cache lines it reads anyway.  A prefix is the record's length, in the
+ * low 32 bits of one 64-bit word the writer stores last (release); 0:
+ * nothing there yet.  Before that store the writer zeroes the prefix of
+ * the record after it, so the reader never takes old bytes for a new
+ * record: the writer keeps RMQ_LRING_PFX bytes of room beyond each
+ * record for that.  The tail is still published, for the sleep and wake
+ * handshake (armed).
  */
 #ifndef RMQ_PATHS_LOCAL_RING_H
 #define RMQ_PATHS_LOCAL_RING_H
@@ -27,6 +37,7 @@
 #define RMQ_LRING_HEAD 512 /* bytes before the data */
 #define RMQ_LRING_PFX  8   /* a record's length word and padding */
 #define RMQ_LRING_MIN  (RMQ_LRING_PFX + RMQ_HDR_SIZE) /* the least record */
+#define RMQ_LRING_SKIP 0xffffffffu /* a prefix: go to the ring's start */
 
 struct rmq_lhead {
 	uint64_t magic;
@@ -73,21 +84,50 @@ rmq_lring_rec(size_t n)
 	return (RMQ_LRING_PFX + n + 7) & ~(size_t) 7;
 }
 
+/* Where the record after one ending at pos starts: there, or at the next
+ * lap's start when no record fits before the end. */
+static inline uint64_t
+rmq_lring_next(const struct rmq_lring *r, uint64_t pos)
+{
+	uint64_t room = r->size - (pos & (r->size - 1));
+
+	return room < RMQ_LRING_MIN ? pos + room : pos;
+}
+
+/* The prefix word at offset off of the data. */
+static inline _Atomic uint64_t *
+rmq_lring_pfx(const struct rmq_lring *r, uint64_t off)
+{
+	return (_Atomic uint64_t *) (void *) (r->d + off);
+}
+
 /*
  * The writer: room for a record of n bytes at *tail (skipping to the
  * start if it does not fit before the end; *tfreed caches the reader's
  * freed): its offset, or -1 (then the reader will wake us when it frees
- * some).  publish makes the bytes written up to tail visible; true:
- * wake the reader.
+ * some).  commit, once the record's bytes are written there: the reader
+ * may take it from now on, and *tail is past it.  publish tells the tail
+ * (what a reader about to sleep compares); true: wake the reader.
  */
 int64_t rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail,
                           uint64_t *tfreed, size_t n);
+void    rmq_lring_commit(struct rmq_lring *r, uint64_t *tail, int64_t off,
+                         uint32_t len);
 bool    rmq_lring_publish(struct rmq_lring *r, uint64_t tail);
 
 /* The reader: bytes through freed are free again; true: wake the
- * writer.  arm: before we sleep (the caller fences once for all rings);
- * then pending says whether anything came past head meanwhile. */
+ * writer.  wanted: whether the writer waits for room, as free says
+ * (true once a wait); free does not fence, so the reader asks again with
+ * nothing to read and, after its fence, before it sleeps.  arm: before
+ * we sleep (the caller fences once for all rings); then pending says
+ * whether anything came past head meanwhile. */
 bool rmq_lring_free(struct rmq_lring *r, uint64_t freed);
+static inline bool
+rmq_lring_wanted(struct rmq_lring *r)
+{
+	return atomic_load_explicit(&r->h->want, memory_order_relaxed) != 0 &&
+	       atomic_exchange(&r->h->want, 0) != 0;
+}
 static inline void
 rmq_lring_arm(struct rmq_lring *r)
 {
@@ -96,7 +136,11 @@ rmq_lring_arm(struct rmq_lring *r)
 static inline bool
 rmq_lring_pending(const struct rmq_lring *r, uint64_t head)
 {
-	return atomic_load_explicit(&r->h->tail, memory_order_relaxed) != head;
+	/* The reader may be past the tail: records it took before their
+	 * writer published them (coalescing). */
+	return (int64_t) (atomic_load_explicit(&r->h->tail,
+	                                       memory_order_relaxed) -
+	                  head) > 0;
 }
 
 /* The name of a wake socket: abstract, gone with its process. */
