@@ -226,7 +226,7 @@ rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail, uint64_t *tfreed,
 
 void
 rmq_lring_commit(struct rmq_lring *r, uint64_t *tail, int64_t off,
-                 uint32_t len)
+                 uint32_t len, bool show)
 {
 	uint64_t next;
 
@@ -234,6 +234,13 @@ rmq_lring_commit(struct rmq_lring *r, uint64_t *tail, int64_t off,
 	next = rmq_lring_next(r, *tail);
 	atomic_store_explicit(rmq_lring_pfx(r, next & (r->size - 1)), 0,
 	                      memory_order_relaxed);
+	if (show)
+		rmq_lring_show(r, off, len);
+}
+
+void
+rmq_lring_show(struct rmq_lring *r, int64_t off, uint32_t len)
+{
 	atomic_store_explicit(rmq_lring_pfx(r, (uint64_t) off), len,
 	                      memory_order_release);
 }

@@ -105,14 +105,17 @@ rmq_lring_pfx(const struct rmq_lring *r, uint64_t off)
  * The writer: room for a record of n bytes at *tail (skipping to the
  * start if it does not fit before the end; *tfreed caches the reader's
  * freed): its offset, or -1 (then the reader will wake us when it frees
- * some).  commit, once the record's bytes are written there: the reader
- * may take it from now on, and *tail is past it.  publish tells the tail
- * (what a reader about to sleep compares); true: wake the reader.
+ * some).  commit, once the record's bytes are written there: *tail is
+ * past it, and with show the reader may take it from now on; without,
+ * once show stores its prefix (then every record committed after it is
+ * seen with it).  publish tells the tail (what a reader about to sleep
+ * compares); true: wake the reader.
  */
 int64_t rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail,
                           uint64_t *tfreed, size_t n);
 void    rmq_lring_commit(struct rmq_lring *r, uint64_t *tail, int64_t off,
-                         uint32_t len);
+                         uint32_t len, bool show);
+void    rmq_lring_show(struct rmq_lring *r, int64_t off, uint32_t len);
 bool    rmq_lring_publish(struct rmq_lring *r, uint64_t tail);
 
 /* The reader: bytes through freed are free again; true: wake the
