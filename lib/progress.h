@@ -25,6 +25,10 @@
 #ifndef RMQ_PROGRESS_H
 #define RMQ_PROGRESS_H
 
+/* With only local peers, the CQ is read at least one round in this many
+ * (a power of two; see rmq_reactor_progress). */
+#define RMQ_LOCAL_CQ_MAX 1024
+
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -116,11 +120,16 @@ struct rmq_reactor {
 	/* Rings in memory shared with peers on this host (paths/local.c),
 	 * while local_on: poll takes in what they hold, a count; arm, before
 	 * the reactor blocks, asks the peers to wake it and says whether
-	 * something came meanwhile (then it does not block). */
+	 * something came meanwhile (then it does not block); only: every
+	 * live peer is on the local path (then the CQ is read less often). */
 	int  (*local_poll)(void *owner);
 	int  (*local_arm)(void *owner);
+	bool (*local_only)(void *owner);
 	bool               local_on;
 	unsigned           lticks;   /* rounds that looked at rings only */
+	unsigned           lmask;    /* the CQ every lmask + 1 of them
+	                              * (RMQ_LOCAL_CQ_MAX at most) */
+	int                cq_got;   /* what the last drain read from it */
 
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;

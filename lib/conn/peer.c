@@ -88,6 +88,26 @@ rmq_peer_at(struct rmq_socket *s, int i)
 	return i >= 0 && i < s->peers->cap ? s->peers->slot[i] : NULL;
 }
 
+bool
+rmq_peers_local_only(void *owner)
+{
+	struct rmq_socket *s  = owner;
+	struct rmq_peers  *ps = s->peers;
+	struct rmq_peer   *p;
+	int                i, n = 0;
+
+	if (ps->only_live != ps->nlive || ps->only_gen != ps->local_gen) {
+		for (i = 0; i < ps->hi; i++) {
+			p = ps->slot[i];
+			n += p != NULL && p->state == RMQ_PEER_LIVE && p->local;
+		}
+		ps->only_local = n > 0 && n == ps->nlive;
+		ps->only_live  = ps->nlive;
+		ps->only_gen   = ps->local_gen;
+	}
+	return ps->only_local;
+}
+
 void
 rmq_peer_live(struct rmq_socket *s, struct rmq_peer *p)
 {

@@ -104,6 +104,13 @@ struct rmq_peers {
 	int               n;     /* slots in use (live or draining) */
 	int               nlive;
 	bool              lost;  /* a peer died: report once */
+	/* Whether every live peer is on the local path, as last counted
+	 * (rmq_peers_local_only), and what it was counted at: nlive and
+	 * local_gen, which the local path bumps when a peer's local flag
+	 * changes. */
+	bool              only_local;
+	int               only_live;
+	unsigned          only_gen, local_gen;
 };
 
 struct rmq_socket;
@@ -144,6 +151,9 @@ void rmq_peers_destroy_all(struct rmq_socket *s);
 
 /* Walking the table: the peer in slot i (i < s->peers.cap), or NULL. */
 struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
+/* Every live peer of socket owner (at least one) takes the local path:
+ * a reactor's local_only. */
+bool rmq_peers_local_only(void *owner);
 /* Which peers rmq_peer_next picks. */
 enum rmq_pick {
 	RMQ_PICK_USABLE,   /* LIVE */

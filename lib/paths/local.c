@@ -286,6 +286,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	 * against 7.2 us one way on shm, 26 Nov 2026). */
 	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
 	p->local     = true;
+	s->peers->local_gen++;
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
 	return 0;
@@ -782,6 +783,7 @@ local_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 	struct local_peer *lp = local_of(p);
 
 	p->local = false;
+	s->peers->local_gen++;
 	rmq_batch_hold(s, p, false);
 	if (lp == NULL)
 		return;
@@ -800,6 +802,7 @@ local_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 	if (lp == NULL)
 		return;
 	p->local = false;
+	s->peers->local_gen++;
 	rmq_lring_unmap(&lp->tx);
 	rx_free(s, lp);
 	free(lp);
@@ -846,6 +849,7 @@ local_sock_init(struct rmq_socket *s)
 	s->local_flush        = rmq_local_flush;
 	s->reactor.local_poll = local_poll;
 	s->reactor.local_arm  = local_arm;
+	s->reactor.local_only = rmq_peers_local_only;
 	return 0;
 fail:
 	rmq_log(RMQ_LOG_WARN, "local path off: its wake socket: %s",
