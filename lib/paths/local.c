@@ -630,24 +630,22 @@ poll_one(struct rmq_socket *s, struct local_peer *lp)
 	while (lp->head - start < r->size && p->state != RMQ_PEER_DEAD) {
 		off  = lp->head & (r->size - 1);
 		room = r->size - off;
-		if (room < RMQ_LRING_MIN) { /* the skip that goes unsaid */
+		/* Where no record fits, the skip goes unsaid. */
+		pfx = room < RMQ_LRING_MIN
+		          ? RMQ_LRING_SKIP
+		          : atomic_load_explicit(rmq_lring_pfx(r, off),
+		                                 memory_order_acquire);
+		if (pfx == RMQ_LRING_SKIP) {
 			lp->head += room;
 			local_settle(s, lp, lp->head);
 			continue;
 		}
-		pfx = atomic_load_explicit(rmq_lring_pfx(r, off),
-		                           memory_order_acquire);
 		if (pfx == 0) {
 			/* Nothing more yet.  A writer short of room that
 			 * set want as we freed (rmq_lring_free). */
 			if (rmq_lring_wanted(r) && lp->wake_len > 0)
 				wake(s, lp);
 			break;
-		}
-		if (pfx == RMQ_LRING_SKIP) {
-			lp->head += room;
-			local_settle(s, lp, lp->head);
-			continue;
 		}
 		mlen = (uint32_t) pfx;
 		n    = rmq_lring_rec(mlen);

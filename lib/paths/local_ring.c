@@ -210,14 +210,17 @@ rmq_lring_reserve(struct rmq_lring *r, uint64_t *tail, uint64_t *tfreed,
 		}
 	}
 	if (pad > 0) {
-		/* The start's prefix says "nothing yet" before the reader
-		 * is sent there; where no record fits, it goes by itself. */
-		atomic_store_explicit(rmq_lring_pfx(r, 0), 0,
-		                      memory_order_relaxed);
-		if (room >= RMQ_LRING_MIN)
+		/* Where a record would fit, a SKIP sends the reader to the
+		 * start, whose prefix says "nothing yet" first; where none
+		 * would, the skip goes unsaid, and the last commit zeroed
+		 * the start's prefix (rmq_lring_next). */
+		if (room >= RMQ_LRING_MIN) {
+			atomic_store_explicit(rmq_lring_pfx(r, 0), 0,
+			                      memory_order_relaxed);
 			atomic_store_explicit(rmq_lring_pfx(r, off),
 			                      RMQ_LRING_SKIP,
 			                      memory_order_release);
+		}
 		*tail += pad;
 		off = 0;
 	}
