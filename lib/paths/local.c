@@ -11,7 +11,8 @@
  * nothing.  Nothing is left behind when a process dies: the memory goes
  * with the last mapping.
  *
- * The rings' layout and arithmetic are in local_ring.h.
+ * The rings' layout and arithmetic are in local_ring.h; writing them is
+ * local_tx.c's part.
  *
  * Once a peer's ring is mapped, every two-sided message to it goes into
  * the ring in order (tx.c hands DATA, CREDIT, RTS, FIN... here): so order
@@ -50,6 +51,7 @@
 #include "msg.h"
 #include "paths/batch.h"
 #include "paths/local.h"
+#include "paths/local_peer.h"
 #include "paths/local_ring.h"
 #include "paths/path.h"
 #include "paths/rndv.h"
@@ -58,44 +60,8 @@
 #include "socket.h"
 #include "util.h"
 
-/* This path's state for one peer. */
-struct local_peer {
-	struct rmq_peer *p;
-	/* Ours, which it writes (rx.h NULL: none). */
-	struct rmq_lring rx;
-	int              rx_fd;
-	uint64_t         head;  /* next record */
-	uint64_t         freed; /* given back (told in the head page) */
-	int              slot;  /* in the socket's poll list; -1: not */
-	/* Its, which we write (tx.h NULL: none). */
-	struct rmq_lring tx;
-	uint64_t         tail;   /* written */
-	uint64_t         ptail;  /* published: the reader sees up to here */
-	int64_t          gate;   /* the first record held back (coalescing):
-	                          * its prefix waits for the publish; -1 */
-	uint32_t         gate_len;
-	uint64_t         tfreed; /* its freed, as last read */
-	struct sockaddr_un wake; /* its wake socket */
-	socklen_t        wake_len; /* 0: not known (not local) */
-	int              known;    /* its HELLO said: 1 local, -1 not */
-	pid_t            pid;      /* its process: large messages are read
-	                            * from its memory (process_vm_readv) */
-	bool             cma_off;  /* that failed once: fi_read from now */
-};
-
-/* The socket's. */
-struct rmq_local {
-	int                wfd;  /* our wake socket (bound); we send ours
-	                          * to the peers' from it too */
-	uint32_t           wid;  /* its name: rmq.<pid>.<wid> */
-	struct rmq_source  src;
-	struct local_peer **poll;
-	int                npoll, cap;
-	int                nrings; /* rings of ours made (local.peers) */
-};
-
-static void
-wake(struct rmq_socket *s, struct local_peer *lp)
+void
+rmq_local_wake(struct rmq_socket *s, struct local_peer *lp)
 {
 	char b = 1;
 
@@ -107,12 +73,6 @@ wake(struct rmq_socket *s, struct local_peer *lp)
 }
 
 /* ---- the peer's state ---- */
-
-static struct local_peer *
-local_of(const struct rmq_peer *p)
-{
-	return p->path[RMQ_PATH_LOCAL];
-}
 
 static struct local_peer *
 local_get(struct rmq_peer *p)
@@ -292,186 +252,6 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	return 0;
 }
 
-/* ---- writing ---- */
-
-/* Bytes a stream may hold unpublished: about a hundred small messages
- * per look of the reader, which then takes lines the writer is done
- * with, instead of every record's line and the tail's twice each. */
-#define LOCAL_HOLD 8192
-
-/* The reader sees everything written to it: the records held back
- * appear at once, with the first's prefix (the others' were stored
- * behind it), so their lines move to the reader together rather than
- * one by one as it would chase the writer (64 B PUSH/PULL on shm 15%
- * slower, measured, 26 Nov 2026). */
-static void
-local_publish(struct rmq_socket *s, struct local_peer *lp)
-{
-	if (lp->gate >= 0) {
-		rmq_lring_show(&lp->tx, lp->gate, lp->gate_len);
-		lp->gate = -1;
-	}
-	if (lp->ptail != lp->tail) {
-		lp->ptail = lp->tail;
-		if (rmq_lring_publish(&lp->tx, lp->ptail))
-			wake(s, lp);
-	}
-	rmq_batch_hold(s, lp->p, false);
-}
-
-void
-rmq_local_flush(struct rmq_socket *s, struct rmq_peer *p)
-{
-	struct local_peer *lp = local_of(p);
-
-	if (lp != NULL && lp->tx.h != NULL)
-		local_publish(s, lp);
-	else
-		rmq_batch_hold(s, p, false);
-}
-
-struct lput {
-	struct rmq_socket *s;
-	struct rmq_peer   *p;
-	const void        *a, *b; /* a: a header or a whole message */
-	size_t             na, nb;
-	bool               hold;  /* written, not published (coalescing) */
-};
-
-static ssize_t
-lput_once(void *arg)
-{
-	struct lput       *t  = arg;
-	struct local_peer *lp = local_of(t->p);
-	size_t             n  = rmq_lring_rec(t->na + t->nb);
-	uint8_t           *at;
-	int64_t            off;
-
-	if (lp == NULL || lp->tx.h == NULL)
-		return -FI_ENOTCONN;
-	off = rmq_lring_reserve(&lp->tx, &lp->tail, &lp->tfreed, n);
-	if (off < 0) {
-		local_publish(t->s, lp); /* what it can take, to make room */
-		return -FI_EAGAIN;
-	}
-	at = lp->tx.d + off;
-	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
-	if (t->nb > 0)
-		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
-	if (t->hold && lp->gate < 0) {
-		lp->gate     = off;
-		lp->gate_len = (uint32_t) (t->na + t->nb);
-	}
-	rmq_lring_commit(&lp->tx, &lp->tail, off, (uint32_t) (t->na + t->nb),
-	                 lp->gate != off);
-	if (t->hold)
-		rmq_batch_hold(t->s, t->p, true);
-	else
-		local_publish(t->s, lp);
-	return 0;
-}
-
-static int
-local_put(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
-          const void *a, size_t na, const void *b, size_t nb, bool hold)
-{
-	struct lput        t  = {s, p, a, b, na, nb, hold};
-	struct local_peer *lp = local_of(p);
-
-	if (lp == NULL || rmq_lring_rec(na + nb) > lp->tx.size / 2)
-		return -RMQ_EMSGSIZE;
-	return rmq_post_retry(s, p, w, lput_once, &t, "local ring");
-}
-
-int
-rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
-              struct rmq_waiter *w, const void *a, size_t na,
-              const void *b, size_t nb)
-{
-	return local_put(s, p, w, a, na, b, nb, false);
-}
-
-/*
- * Coalescing, as for the provider's paths (rmq_paths(7)): a message sent
- * within coalesce.window_us of the last one to p, with nothing from p
- * since, is written but not published until LOCAL_HOLD bytes are held,
- * a wait or the flusher (batch.c) sends them, or anything else goes to p.
- */
-static bool
-local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
-           size_t len)
-{
-	int64_t now;
-
-	if (!s->coalesce)
-		return false;
-	if (p->lheld)
-		return lp->tail - lp->ptail + rmq_lring_rec(RMQ_HDR_SIZE + len) <=
-		       LOCAL_HOLD;
-	if (p->heard) {
-		/* A reply: alone, and the next one looks at the clock. */
-		p->heard   = false;
-		p->last_tx = 0;
-		return false;
-	}
-	now = rmq_now_ns();
-	if (now - p->last_tx < s->coalesce_ns &&
-	    rmq_lring_rec(RMQ_HDR_SIZE + len) <= LOCAL_HOLD) {
-		p->last_tx = now; /* the flusher's window starts here */
-		return true;
-	}
-	p->last_tx = now;
-	return false;
-}
-
-static int
-local_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
-                char *why, size_t whylen)
-{
-	if (!p->local) {
-		snprintf(why, whylen, "%s is not on this host's local path",
-		         p->name);
-		return -RMQ_ENOTSUP;
-	}
-	if (len <= p->local_max || rmq_local_big(s))
-		return 0;
-	snprintf(why, whylen, "path local carries at most %zu bytes to %s, "
-	         "not %zu", p->local_max, p->name, len);
-	return -RMQ_EMSGSIZE;
-}
-
-/* A DATA message: header and payload straight into its ring. */
-static int
-local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
-           uint32_t msgid, int flags, struct rmq_waiter *w)
-{
-	uint8_t        hb[RMQ_HDR_SIZE];
-	struct rmq_hdr h;
-	int            rc;
-
-	if (o->len > p->local_max) {
-		static const struct rmq_rndv_how cma = {
-			.path      = RMQ_PATH_LOCAL,
-			.rts_flags = RMQ_RTS_F_CMA,
-			.access    = FI_REMOTE_READ,
-			.remote    = true,
-		};
-
-		return rmq_rndv_send(s, p, w, o, msgid, flags, &cma);
-	}
-	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
-	rmq_hdr_encode(hb, &h);
-	rc = local_put(s, p, w, hb, sizeof(hb), o->buf, o->len,
-	               local_hold(s, p, local_of(p), o->len));
-	if (rc != 0) {
-		p->owed += h.credits;
-		return rc;
-	}
-	rmq_tx_sent(s, p, RMQ_PATH_LOCAL, o->len);
-	rmq_msg_free(o->msg); /* copied out */
-	return 0;
-}
-
 /* ---- large messages: one copy, out of the sender's memory ---- */
 
 /* Larger than the ring takes: an RTS through the ring, and the peer
@@ -556,7 +336,7 @@ local_release(struct rmq_socket *s, struct rmq_rxent *e)
 	 * measured no faster, 64 B PUSH/PULL 4.5-5.0 against 4.8-5.3 M
 	 * msgs/s (26 Nov 2026). */
 	if (rmq_lring_free(&lp->rx, lp->freed) && lp->wake_len > 0)
-		wake(s, lp);
+		rmq_local_wake(s, lp);
 }
 
 /* Bytes through end hold no queued message: they go back with the newest
@@ -644,7 +424,7 @@ poll_one(struct rmq_socket *s, struct local_peer *lp)
 			/* Nothing more yet.  A writer short of room that
 			 * set want as we freed (rmq_lring_free). */
 			if (rmq_lring_wanted(r) && lp->wake_len > 0)
-				wake(s, lp);
+				rmq_local_wake(s, lp);
 			break;
 		}
 		mlen = (uint32_t) pfx;
@@ -749,7 +529,7 @@ local_arm(void *owner)
 		lp = l->poll[i];
 		more |= rmq_lring_pending(&lp->rx, lp->head);
 		if (rmq_lring_wanted(&lp->rx) && lp->wake_len > 0)
-			wake(s, lp); /* after the fence: see rmq_lring_free */
+			rmq_local_wake(s, lp); /* after the fence: see rmq_lring_free */
 	}
 	return more;
 }
@@ -876,8 +656,8 @@ local_sock_fini(struct rmq_socket *s)
 const struct rmq_path_ops rmq_path_local = {
 	.id        = RMQ_PATH_LOCAL,
 	.name      = "local",
-	.can_carry = local_can_carry,
-	.send      = local_send,
+	.can_carry = rmq_local_can_carry,
+	.send      = rmq_local_send,
 	.fetch     = local_fetch,
 	.cancel    = rmq_rndv_cancel_rx,
 	.release   = local_release,

@@ -1,0 +1,77 @@
+/*
+ * The local path's state, shared by its two files: local.c (the rings'
+ * life, reading, large messages) and local_tx.c (writing).  Private to
+ * the path: nothing else includes it.
+ */
+#ifndef RMQ_PATHS_LOCAL_PEER_H
+#define RMQ_PATHS_LOCAL_PEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "conn/peer.h"
+#include "paths/local_ring.h"
+#include "progress.h"
+
+struct rmq_out;
+struct rmq_socket;
+struct rmq_waiter;
+
+/* This path's state for one peer. */
+struct local_peer {
+	struct rmq_peer *p;
+	/* Ours, which it writes (rx.h NULL: none). */
+	struct rmq_lring rx;
+	int              rx_fd;
+	uint64_t         head;  /* next record */
+	uint64_t         freed; /* given back (told in the head page) */
+	int              slot;  /* in the socket's poll list; -1: not */
+	/* Its, which we write (tx.h NULL: none). */
+	struct rmq_lring tx;
+	uint64_t         tail;   /* written */
+	uint64_t         ptail;  /* published: the reader sees up to here */
+	int64_t          gate;   /* the first record held back (coalescing):
+	                          * its prefix waits for the publish; -1 */
+	uint32_t         gate_len;
+	uint64_t         tfreed; /* its freed, as last read */
+	struct sockaddr_un wake; /* its wake socket */
+	socklen_t        wake_len; /* 0: not known (not local) */
+	int              known;    /* its HELLO said: 1 local, -1 not */
+	pid_t            pid;      /* its process: large messages are read
+	                            * from its memory (process_vm_readv) */
+	bool             cma_off;  /* that failed once: fi_read from now */
+};
+
+/* The socket's. */
+struct rmq_local {
+	int                wfd;  /* our wake socket (bound); we send ours
+	                          * to the peers' from it too */
+	uint32_t           wid;  /* its name: rmq.<pid>.<wid> */
+	struct rmq_source  src;
+	struct local_peer **poll;
+	int                npoll, cap;
+	int                nrings; /* rings of ours made (local.peers) */
+};
+
+static inline struct local_peer *
+local_of(const struct rmq_peer *p)
+{
+	return p->path[RMQ_PATH_LOCAL];
+}
+
+/* One byte to lp's wake socket: its reader (or its writer short of room)
+ * sleeps there. */
+void rmq_local_wake(struct rmq_socket *s, struct local_peer *lp);
+
+/* The path's row (local_tx.c). */
+int rmq_local_can_carry(struct rmq_socket *s, const struct rmq_peer *p,
+                        size_t len, char *why, size_t whylen);
+int rmq_local_send(struct rmq_socket *s, struct rmq_peer *p,
+                   const struct rmq_out *o, uint32_t msgid, int flags,
+                   struct rmq_waiter *w);
+
+#endif /* RMQ_PATHS_LOCAL_PEER_H */
