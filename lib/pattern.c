@@ -32,7 +32,12 @@ rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
 {
 	struct pat_wait   pw = {s, cond, arg};
 	struct rmq_waiter w;
+	int               rc;
 
+	/* Most calls find it so at once: no waiter for them. */
+	rc = cond(s, arg);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
 	return rmq_wait_until(&s->reactor, &w, 0, pat_cond, &pw);
 }
@@ -110,6 +115,12 @@ rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
 	struct rmq_waiter    w;
 
 	*pp = NULL;
+	/* Most sends find one at once: no waiter for them. */
+	if (s->inflight < s->sndhwm) {
+		*pp = rmq_peer_next(s, &s->rr, RMQ_PICK_WRITABLE);
+		if (*pp != NULL)
+			return 0;
+	}
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
 	return rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, have_writable,
 	                      &ww);
@@ -188,6 +199,9 @@ rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 	struct msg_wait   mw = {s, e};
 	struct rmq_waiter w;
 
+	/* A message already queued: no waiter for it. */
+	if (s->rx->nqueued > 0 && rmq_pat_take(s, e))
+		return 0;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->rcvtimeo);
 	return rmq_wait_until(&s->reactor, &w, 0, have_msg, &mw);
 }

@@ -183,6 +183,14 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 {
 	int rc;
 
+	/* The common case first: a small copy that can go at once. */
+	if (o->msg == NULL) {
+		rc = p->local ? rmq_local_send_now(s, p, o->buf, o->len, msgid)
+		              : rmq_inject_send_now(s, p, o->buf, o->len,
+		                                    msgid);
+		if (rc <= 0)
+			return rc;
+	}
 	rmq_peer_hold(p);
 	rc = xfer_send(s, p, o, msgid, flags);
 	rmq_peer_release(s, p);

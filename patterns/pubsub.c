@@ -333,6 +333,7 @@ pub_peer_added(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 		st->cap  = cap;
 	}
 	st->subs[st->nsubs++] = sp;
+	st->ids_n             = -1;
 }
 
 static void
@@ -349,6 +350,7 @@ pub_peer_gone(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 			st->subs[i] = st->subs[--st->nsubs];
 			break;
 		}
+	st->ids_n = -1;
 	ps_log_leave(st, sp);
 	prefixes_free(&sp->subs);
 }
@@ -440,6 +442,8 @@ snapshot(struct pub_state *st)
 	uint32_t *n;
 	int       i, cap;
 
+	if (st->ids_n >= 0)
+		return st->ids_n; /* nobody came or went since */
 	if (st->nsubs > st->ids_cap) {
 		cap = st->nsubs < 16 ? 16 : 2 * st->nsubs;
 		n   = realloc(st->ids, (size_t) cap * sizeof(*n));
@@ -450,7 +454,8 @@ snapshot(struct pub_state *st)
 	}
 	for (i = 0; i < st->nsubs; i++)
 		st->ids[i] = rmq_pat_peer_id(st->subs[i]->p);
-	return st->nsubs;
+	st->ids_n = st->nsubs;
+	return st->ids_n;
 }
 
 static int
@@ -497,7 +502,7 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	/* Every subscriber on the log: nothing is pushed (the cost of a
 	 * message must not grow with them). */
 	push = st->nsubs > ps_log_count(st);
-	if (st->nodrop && push) {
+	if (st->nodrop && push && !all_have_room(s, &ps)) {
 		rc = rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s), all_have_room,
 		                  &ps);
 		if (rc != 0)
@@ -510,7 +515,8 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		if (rc != 0)
 			return rc;
 	}
-	/* Sends progress, and a subscriber may go meanwhile: walk a copy. */
+	/* Sends progress, and a subscriber may go meanwhile: walk a copy of
+	 * their ids (taken again once one came or went). */
 	n = push ? snapshot(st) : 0;
 	if (n < 0)
 		return n;

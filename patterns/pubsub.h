@@ -67,6 +67,8 @@ struct pub_state {
 	int               nsubs, cap;
 	uint32_t         *ids;  /* a send's snapshot of their peer ids */
 	int               ids_cap;
+	int               ids_n; /* valid ones; -1: taken again at the next
+	                          * send (a subscriber came or went) */
 	int               nodrop;
 	struct ps_log    *log;  /* NULL until fan-out reaches the threshold */
 	int64_t           news_at; /* when a send last took in the

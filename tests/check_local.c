@@ -292,6 +292,94 @@ START_TEST(test_backpressure)
 }
 END_TEST
 
+/* ---- credits, not the ring, the wall: small messages (PAIR: its
+ * send picks its peer without looking at credits, xfer.c does) ---- */
+
+struct stall_small {
+	atomic_int go;
+	int        n; /* messages the puller takes, in order */
+};
+
+static int
+serve_stall_small(rmq_socket *s, void *arg)
+{
+	struct stall_small *st = arg;
+	uint8_t             b[256];
+	ssize_t             n;
+	int                 fails = 0, i;
+
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	while (atomic_load(&st->go) == 0)
+		usleep(1000);
+	for (i = 0; i < st->n; i++) {
+		n = rmq_recv(s, b, sizeof(b), 0);
+		if (n != (ssize_t) (i % 200) + 1 ||
+		    test_check(b, (size_t) n, (uint64_t) i) != (size_t) n) {
+			fprintf(stderr, "small stall: message %d: %zd\n", i, n);
+			fails++;
+			break;
+		}
+	}
+	return fails;
+}
+
+/* The receiver grants 8 messages (RMQ_RCVHWM); its ring (or its slabs)
+ * would hold thousands of these.  A send that goes at once (the ring's
+ * short way, or fi_inject's: loops 2 and 3 turn the local path off) must
+ * still stop at the credits, and every message then arrive once and in
+ * order as the puller frees them. */
+START_TEST(test_credit_wall)
+{
+	const char         *prov = provs[_i % 2];
+	bool                local = _i < 2;
+	char                bep[64], ep[256];
+	uint8_t             b[256];
+	struct stall_small *st = test_shared(sizeof(*st));
+	rmq_ctx            *ctx;
+	rmq_socket         *s;
+	struct rmq_stats    ss;
+	pid_t               srv;
+	int                 sent = 0, rc = 0;
+	size_t              len;
+
+	st->n = 20000;
+	if (!local) {
+		/* Both sides; every message alone, so fi_inject's short way
+		 * takes the stream (a coalescing one takes the general). */
+		setenv("RMQ_LOCAL", "0", 1);
+		setenv("RMQ_COALESCE", "0", 1);
+	}
+	srv   = spawn_server_opts(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                          serve_stall_small, st, ep, sizeof(ep), 8, 0);
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	while (sent < 1000) {
+		len = (size_t) (sent % 200) + 1;
+		test_fill(b, len, (uint64_t) sent);
+		rc = (int) rmq_send(s, b, len, RMQ_DONTWAIT);
+		if (rc < 0)
+			break;
+		sent++;
+	}
+	ck_assert_int_eq(rc, -RMQ_EAGAIN);
+	ck_assert_msg(sent >= 1 && sent <= 8,
+	              "%s: %d sends went before the receiver took any, with "
+	              "8 credits", prov, sent);
+	atomic_store(&st->go, 1);
+	setopt_int(s, RMQ_SNDTIMEO, 20000);
+	for (; sent < st->n; sent++) {
+		len = (size_t) (sent % 200) + 1;
+		test_fill(b, len, (uint64_t) sent);
+		ck_assert_int_eq(rmq_send(s, b, len, 0), (int) len);
+	}
+	rmq_stats(s, &ss);
+	ck_assert_uint_eq(ss.sent_msgs[RMQ_PATH_LOCAL],
+	                  local ? (uint64_t) st->n : 0);
+	ck_assert_uint_eq(stat_sum(ss.sent_msgs), (uint64_t) st->n);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(srv), 0);
+}
+END_TEST
+
 /* ---- PUSH/PULL: two pushers into one puller ---- */
 
 static int
@@ -652,6 +740,7 @@ local_suite(void)
 	tcase_add_loop_test(tc, test_stream_reqrep, 0, 2);
 	tcase_add_loop_test(tc, test_one_side_off, 0, 2);
 	tcase_add_loop_test(tc, test_backpressure, 0, 2);
+	tcase_add_loop_test(tc, test_credit_wall, 0, 4);
 	tcase_add_loop_test(tc, test_pushpull, 0, 2);
 	tcase_add_loop_test(tc, test_flusher, 0, 2);
 	tcase_add_loop_test(tc, test_kill, 0, 2);

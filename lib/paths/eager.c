@@ -90,6 +90,45 @@ inject_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	return 0;
 }
 
+/*
+ * The common provider send in one call: a message small enough to go by
+ * fi_inject with its header inline, alone (no batch open to p, and none
+ * to open: a reply, or coalescing off), to a live peer with credit.  The
+ * same header and post as inject_send, without the path choice, the
+ * waiter and the retry loop around them.  1: not taken, nothing sent --
+ * the general path (xfer.c) decides, waits and retries.
+ */
+int
+rmq_inject_send_now(struct rmq_socket *s, struct rmq_peer *p,
+                    const void *buf, size_t len, uint32_t msgid)
+{
+	uint8_t        ib[RMQ_INJECT_BUF];
+	struct rmq_hdr h;
+
+	if (!s->paths.inject || len > s->paths.inject_max ||
+	    s->paths.force >= 0 || RMQ_HDR_SIZE + len > RMQ_INJECT_BUF ||
+	    RMQ_HDR_SIZE + len > s->dom->caps.inject_size ||
+	    len > p->eager_max || (uint64_t) len > p->maxmsg ||
+	    p->state != RMQ_PEER_LIVE || p->credits == 0 ||
+	    s->inflight >= s->sndhwm || p->bat != NULL ||
+	    (s->coalesce && p->can_batch && !p->heard))
+		return 1;
+	rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
+	             (uint32_t) len);
+	rmq_hdr_encode(ib, &h);
+	if (len > 0)
+		memcpy(ib + RMQ_HDR_SIZE, buf, len);
+	if (fi_inject(rmq_peer_ep(s, p), ib, RMQ_HDR_SIZE + len,
+	              p->fiaddr) != 0) {
+		p->owed += h.credits; /* the general path tries again */
+		return 1;
+	}
+	rmq_tx_sent(s, p, RMQ_PATH_INJECT, len);
+	if (s->coalesce)
+		rmq_batch_sent_alone(p, 0);
+	return 0;
+}
+
 /* ---- eager ---- */
 
 static int

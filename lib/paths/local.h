@@ -28,4 +28,9 @@ bool rmq_local_big(const struct rmq_socket *s);
  * reader sees them now. */
 void rmq_local_flush(struct rmq_socket *s, struct rmq_peer *p);
 
+/* A small message to a local peer with credit and room, at once: 0, or
+ * 1 when the general path must take it (nothing was written). */
+int rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p,
+                       const void *buf, size_t len, uint32_t msgid);
+
 #endif /* RMQ_PATHS_LOCAL_H */

@@ -41,4 +41,10 @@ int  rmq_paths_init(struct rmq_socket *s);
 void rmq_paths_close(struct rmq_socket *s);
 void rmq_paths_fini(struct rmq_socket *s);
 
+/* A small message to p at once, by its path's shortest way: 0, or 1 when
+ * the general path must take it (nothing was sent).  Local peers: the
+ * ring (local_tx.c); others: fi_inject (eager.c). */
+int rmq_inject_send_now(struct rmq_socket *s, struct rmq_peer *p,
+                        const void *buf, size_t len, uint32_t msgid);
+
 #endif /* RMQ_PATH_H */
