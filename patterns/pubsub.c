@@ -416,8 +416,9 @@ struct pub_send {
 };
 
 /* RMQ_NODROP: every matching subscriber has room, and our bound on sends
- * in flight takes them all. */
-static int
+ * in flight takes them all.  Inlined where pub_send calls it first: its
+ * call alone was a tenth of a 64 B PUB send. */
+static inline __attribute__((always_inline)) int
 all_have_room(struct rmq_socket *s, void *arg)
 {
 	struct pub_send *ps = arg;
