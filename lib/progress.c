@@ -617,6 +617,12 @@ poll_if_due(struct rmq_reactor *r)
 }
 
 int
+rmq_reactor_poll_due(struct rmq_reactor *r)
+{
+	return poll_if_due(r);
+}
+
+int
 rmq_reactor_progress_timed(struct rmq_reactor *r)
 {
 	int n = rmq_reactor_drain(r);

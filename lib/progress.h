@@ -280,6 +280,10 @@ int rmq_reactor_progress(struct rmq_reactor *r);
 /* The same, reading the clock every time: for calls made seldom (a PUB's
  * send), whose sources must still be polled once a millisecond passed. */
 int rmq_reactor_progress_timed(struct rmq_reactor *r);
+/* The sources and timers only, if a millisecond passed since they last
+ * ran (a dead peer's closed control channel): for a caller that makes no
+ * progress round itself, such as a stream of sends that never wait. */
+int rmq_reactor_poll_due(struct rmq_reactor *r);
 /* The same, the sources polled now (the context thread, woken by one). */
 int rmq_reactor_serve(struct rmq_reactor *r);
 

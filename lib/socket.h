@@ -113,6 +113,7 @@ struct rmq_socket {
 	int                nbat;      /* peers with a batch open */
 	int                bat_hook;  /* its after-pass hook */
 	int                inflight;  /* tx slots + rendezvous sends busy */
+	unsigned           nshort;    /* sends that went the short way */
 	struct rmq_local  *local;     /* paths/local.c; NULL: local.enabled
 	                               * is off */
 	/* Set by paths/local.c with local: tx.c puts every two-sided

@@ -188,8 +188,16 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 		rc = p->local ? rmq_local_send_now(s, p, o->buf, o->len, msgid)
 		              : rmq_inject_send_now(s, p, o->buf, o->len,
 		                                    msgid);
-		if (rc <= 0)
+		if (rc <= 0) {
+			/* A stream that always goes this way never waits, so
+			 * it would seldom look at its sources: a PUSH fed by
+			 * live pullers went 545,901 sends without noticing
+			 * that another had been SIGKILLed.  Every 256th looks,
+			 * if a millisecond passed (p is not used after). */
+			if ((++s->nshort & 255) == 0)
+				(void) rmq_reactor_poll_due(&s->reactor);
 			return rc;
+		}
 	}
 	rmq_peer_hold(p);
 	rc = xfer_send(s, p, o, msgid, flags);
