@@ -113,14 +113,13 @@ rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
 {
 	struct writable_wait ww = {s, pp};
 	struct rmq_waiter    w;
+	int                  rc;
 
 	*pp = NULL;
 	/* Most sends find one at once: no waiter for them. */
-	if (s->inflight < s->sndhwm) {
-		*pp = rmq_peer_next(s, &s->rr, RMQ_PICK_WRITABLE);
-		if (*pp != NULL)
-			return 0;
-	}
+	rc = have_writable(&ww);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);
 	return rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, have_writable,
 	                      &ww);
@@ -198,10 +197,12 @@ rmq_pat_recv_any(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 {
 	struct msg_wait   mw = {s, e};
 	struct rmq_waiter w;
+	int               rc;
 
 	/* A message already queued: no waiter for it. */
-	if (s->rx->nqueued > 0 && rmq_pat_take(s, e))
-		return 0;
+	rc = have_msg(&mw);
+	if (rc != 0)
+		return rc > 0 ? 0 : rc;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->rcvtimeo);
 	return rmq_wait_until(&s->reactor, &w, 0, have_msg, &mw);
 }

@@ -416,9 +416,8 @@ struct pub_send {
 };
 
 /* RMQ_NODROP: every matching subscriber has room, and our bound on sends
- * in flight takes them all.  Inlined where pub_send calls it first: its
- * call alone was a tenth of a 64 B PUB send. */
-static inline __attribute__((always_inline)) int
+ * in flight takes them all. */
+static int
 all_have_room(struct rmq_socket *s, void *arg)
 {
 	struct pub_send *ps = arg;
@@ -503,7 +502,7 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	/* Every subscriber on the log: nothing is pushed (the cost of a
 	 * message must not grow with them). */
 	push = st->nsubs > ps_log_count(st);
-	if (st->nodrop && push && !all_have_room(s, &ps)) {
+	if (st->nodrop && push) {
 		rc = rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s), all_have_room,
 		                  &ps);
 		if (rc != 0)

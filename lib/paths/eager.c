@@ -57,6 +57,27 @@ inject_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 	return -RMQ_EMSGSIZE;
 }
 
+/* Does a len-byte payload fit one inject beside its header? */
+static bool
+header_inline(const struct rmq_socket *s, size_t len)
+{
+	return RMQ_HDR_SIZE + len <= s->dom->caps.inject_size &&
+	       RMQ_HDR_SIZE + len <= RMQ_INJECT_BUF;
+}
+
+/* Header (taking p's owed credits into h) and payload into ib. */
+static size_t
+inject_fill(uint8_t *ib, struct rmq_hdr *h, struct rmq_peer *p,
+            uint32_t msgid, const void *buf, size_t len)
+{
+	rmq_hdr_fill(h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
+	             (uint32_t) len);
+	rmq_hdr_encode(ib, h);
+	if (len > 0)
+		memcpy(ib + RMQ_HDR_SIZE, buf, len);
+	return RMQ_HDR_SIZE + len;
+}
+
 static int
 inject_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
             uint32_t msgid, int flags, struct rmq_waiter *w)
@@ -67,19 +88,15 @@ inject_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	int            rc;
 
 	RMQ_UNUSED(flags);
-	if (RMQ_HDR_SIZE + o->len > s->dom->caps.inject_size ||
-	    RMQ_HDR_SIZE + o->len > RMQ_INJECT_BUF) {
+	if (!header_inline(s, o->len)) {
 		/* Too big beside the header: the header rides as CQ data
 		 * (caps.c), no credits piggy-backed. */
 		data = ((uint64_t) p->rid << 32) | msgid;
 		rc   = rmq_tx_inject(s, p, w, o->buf, o->len, &data);
 	} else {
-		rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
-		             (uint32_t) o->len);
-		rmq_hdr_encode(ib, &h);
-		if (o->len > 0)
-			memcpy(ib + RMQ_HDR_SIZE, o->buf, o->len);
-		rc = rmq_tx_inject(s, p, w, ib, RMQ_HDR_SIZE + o->len, NULL);
+		rc = rmq_tx_inject(s, p, w, ib,
+		                   inject_fill(ib, &h, p, msgid, o->buf, o->len),
+		                   NULL);
 		if (rc != 0)
 			p->owed += h.credits;
 	}
@@ -106,20 +123,14 @@ rmq_inject_send_now(struct rmq_socket *s, struct rmq_peer *p,
 	struct rmq_hdr h;
 
 	if (!s->paths.inject || len > s->paths.inject_max ||
-	    s->paths.force >= 0 || RMQ_HDR_SIZE + len > RMQ_INJECT_BUF ||
-	    RMQ_HDR_SIZE + len > s->dom->caps.inject_size ||
+	    s->paths.force >= 0 || !header_inline(s, len) ||
 	    len > p->eager_max || (uint64_t) len > p->maxmsg ||
 	    p->state != RMQ_PEER_LIVE || p->credits == 0 ||
 	    s->inflight >= s->sndhwm || p->bat != NULL ||
 	    (s->coalesce && p->can_batch && !p->heard))
 		return 1;
-	rmq_hdr_fill(&h, p, RMQ_MT_DATA | RMQ_MT_F_INJECT, msgid,
-	             (uint32_t) len);
-	rmq_hdr_encode(ib, &h);
-	if (len > 0)
-		memcpy(ib + RMQ_HDR_SIZE, buf, len);
-	if (fi_inject(rmq_peer_ep(s, p), ib, RMQ_HDR_SIZE + len,
-	              p->fiaddr) != 0) {
+	if (fi_inject(rmq_peer_ep(s, p), ib,
+	              inject_fill(ib, &h, p, msgid, buf, len), p->fiaddr) != 0) {
 		p->owed += h.credits; /* the general path tries again */
 		return 1;
 	}
