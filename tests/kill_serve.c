@@ -34,8 +34,10 @@
 
 static int server_type, client_type;
 
-/* The server: its loop ends at a 4-byte "quit"; it writes its stats to
- * fd out first. */
+/* The server: it binds ep (a tcp port 0 picks a free one) and writes the
+ * bound address, EP_LEN bytes, to fd ready; its loop ends at a 4-byte
+ * "quit"; it writes its stats to fd out first. */
+#define EP_LEN 128
 static int
 serve(const char *ep, int ready, int out)
 {
@@ -43,17 +45,21 @@ serve(const char *ep, int ready, int out)
 	rmq_socket      *s;
 	struct rmq_stats st;
 	int64_t          unlimited = -1;
-	char            *buf = malloc(BIG);
+	char            *buf = malloc(BIG), bound[EP_LEN] = {0};
+	size_t           blen = sizeof(bound) - 1;
 	ssize_t          n;
-	char             c = 1;
+	int              rc;
 
 	if (buf == NULL || rmq_ctx_new(&ctx, NULL) != 0 ||
 	    rmq_socket_open(ctx, server_type, &s) != 0)
 		return 10;
 	rmq_setopt(s, RMQ_MAXMSGSIZE, &unlimited, sizeof(unlimited));
-	if (rmq_bind(s, ep) != 0)
+	if ((rc = rmq_bind(s, ep)) != 0) {
+		fprintf(stderr, "server: bind %s: %s\n", ep, rmq_strerror(rc));
 		return 11;
-	if (write(ready, &c, 1) != 1)
+	}
+	if (rmq_getopt(s, RMQ_LAST_ENDPOINT, bound, &blen) != 0 ||
+	    write(ready, bound, sizeof(bound)) != (ssize_t) sizeof(bound))
 		return 12;
 	for (;;) {
 		n = rmq_recv(s, buf, BIG, 0);
@@ -160,7 +166,7 @@ main(int argc, char **argv)
 	double           t, worst = 0;
 	pid_t            srv, c;
 	struct rmq_stats sst;
-	char             x;
+	char             bound[EP_LEN];
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: kill_serve shm|tcp|sockets "
@@ -179,8 +185,7 @@ main(int argc, char **argv)
 	if (strcmp(prov, "shm") == 0)
 		snprintf(ep, sizeof(ep), "shm://kill_serve_%d", (int) getpid());
 	else
-		snprintf(ep, sizeof(ep), "%s://127.0.0.1:%d", prov,
-		         20000 + (int) getpid() % 20000);
+		snprintf(ep, sizeof(ep), "%s://127.0.0.1:0", prov);
 	srand((unsigned) getpid());
 	if (pipe(ready) != 0 || pipe(out) != 0)
 		return 2;
@@ -189,10 +194,16 @@ main(int argc, char **argv)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		_exit(serve(ep, ready[1], out[1]));
 	}
-	if (read(ready[0], &x, 1) != 1) {
+	/* The parent keeps no write end: a server that dies early is an EOF
+	 * here, not a wait for ever. */
+	close(ready[1]);
+	close(out[1]);
+	if (read(ready[0], bound, sizeof(bound)) != (ssize_t) sizeof(bound)) {
 		fprintf(stderr, "the server did not start\n");
 		return 1;
 	}
+	bound[sizeof(bound) - 1] = '\0';
+	snprintf(ep, sizeof(ep), "%s", bound);
 	for (k = 0; k < 2 * kills; k++) {
 		big = k % 2 == 0; /* alternate the two kinds */
 		c   = fork();
