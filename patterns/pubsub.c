@@ -499,6 +499,22 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		if (rc != 0)
 			return rc;
 	}
+	/* One subscriber, pushed to, with room now: the checks below made
+	 * once (with RMQ_NODROP too: it has room, so none waits). */
+	if (st->log == NULL && st->nsubs == 1 && st->subs[0]->mode == PS_PUSH &&
+	    rmq_pat_peer_writable(s, st->subs[0]->p)) {
+		sp = st->subs[0];
+		if (ps_match(&sp->subs, ps.b, ps.len)) {
+			rc = rmq_pat_send(s, sp->p, &out, 0,
+			                  (flags & ~RMQ_DONTWAIT) |
+			                      RMQ_XFER_F_OWN);
+			if (rc != 0 && rc != -RMQ_ECONNRESET)
+				rmq_pat_count_drop(s);
+		}
+		if (o->msg != NULL)
+			rmq_msg_free(o->msg);
+		return 0;
+	}
 	/* Every subscriber on the log: nothing is pushed (the cost of a
 	 * message must not grow with them). */
 	push = st->nsubs > ps_log_count(st);
