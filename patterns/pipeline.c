@@ -13,6 +13,7 @@
  * Neither reports a lost peer as an error: a pipeline outlives its
  * workers.
  */
+#include "path_ops.h"
 #include "pattern.h"
 #include "util.h"
 
@@ -37,6 +38,17 @@ push_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 			rc = rmq_pat_send(s, p, o, 0, flags | RMQ_DONTWAIT);
 			if (rc == -RMQ_EAGAIN)
 				continue;
+		} else if (rmq_pat_npeers(s) > 1) {
+			/*
+			 * Waiting for room is ours to do, waiting for a
+			 * puller to take the message is not: a zero-copy
+			 * rendezvous send would wait for its FIN, and a
+			 * puller that stopped reading would hold up the
+			 * others for ever.  So the payload is copied here
+			 * (as the tries without waiting do).  With one
+			 * puller, waiting for it is waiting for room.
+			 */
+			rc = rmq_pat_send(s, p, o, 0, flags | RMQ_XFER_F_OWN);
 		} else {
 			rc = rmq_pat_send(s, p, o, 0, flags);
 		}
