@@ -108,6 +108,15 @@ have_writable(void *arg)
 }
 
 int
+rmq_pat_pick_writable(struct rmq_socket *s, struct rmq_peer **pp)
+{
+	struct writable_wait ww = {s, pp};
+
+	*pp = NULL;
+	return have_writable(&ww);
+}
+
+int
 rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
                       struct rmq_peer **pp)
 {

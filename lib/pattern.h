@@ -26,6 +26,9 @@ int  rmq_pat_wait(struct rmq_socket *s, int flags, int timeout_ms,
  * one. */
 int  rmq_pat_next_peer(struct rmq_socket *s, int flags, int timeout_ms,
                        struct rmq_peer **pp);
+/* The next peer with room, round-robin, without waiting: 1 (in *pp), 0
+ * (none now; one may get room or come), or why none may come. */
+int  rmq_pat_pick_writable(struct rmq_socket *s, struct rmq_peer **pp);
 /* Wait for a peer with room (its credits, our RMQ_SNDHWM), round-robin;
  * errors as rmq_pat_next_peer. */
 int  rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,

@@ -21,6 +21,7 @@
  * the request answerable; a recv drops it (counted) and takes the next,
  * so a plain recv-reply loop never wedges.
  */
+#include "path_ops.h"
 #include "pattern.h"
 #include "util.h"
 
@@ -164,7 +165,11 @@ rep_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		r->has_req = false;
 		return -RMQ_ECONNRESET;
 	}
-	rc = rmq_pat_send(s, p, o, r->msgid, flags);
+	/* A server never waits for one client to take its reply (a zero-copy
+	 * rendezvous would wait for its FIN, and a client that stopped
+	 * reading would hold up every other): a large reply is copied, as
+	 * PUSH's messages are (rmq_msg_send hands its message over). */
+	rc = rmq_pat_send(s, p, o, r->msgid, flags | RMQ_XFER_F_OWN);
 	/*
 	 * Nothing went out on a timeout, or when no path can carry this
 	 * reply (EMSGSIZE, ENOTSUP): the request stays pending and the

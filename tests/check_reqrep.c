@@ -257,6 +257,93 @@ START_TEST(test_64_req_one_rep)
 }
 END_TEST
 
+/* ---- a client that does not read its reply ---- */
+
+#define BIG_REPLY (1u << 20) /* a rendezvous on every provider */
+
+/* REP: a 1 MiB reply to each of two requests. */
+static int
+serve_big(rmq_socket *s, void *arg)
+{
+	char   *buf = calloc(1, BIG_REPLY), rq[16];
+	int     i, fails = 0;
+
+	(void) arg;
+	for (i = 0; buf != NULL && i < 2; i++) {
+		if (rmq_recv(s, rq, sizeof(rq), 0) < 0) {
+			fails++;
+			break;
+		}
+		if (rmq_send(s, buf, BIG_REPLY, 0) != (ssize_t) BIG_REPLY)
+			fails++;
+	}
+	free(buf);
+	return buf == NULL ? 1 : fails;
+}
+
+struct stalled_req {
+	char ep[256];
+	int  sent; /* shared: its request went */
+};
+
+/* A REQ that asks, then stops: it never reads its reply. */
+static int
+ask_and_stop(void *arg)
+{
+	struct stalled_req *a = arg;
+	rmq_ctx            *ctx;
+	rmq_socket         *s;
+
+	if (rmq_ctx_new(&ctx, NULL) != 0 ||
+	    rmq_socket_open(ctx, RMQ_REQ, &s) != 0 ||
+	    rmq_connect(s, a->ep) != 0 || rmq_send(s, "A", 1, 0) != 1)
+		return 1;
+	__atomic_store_n(&a->sent, 1, __ATOMIC_RELEASE);
+	pause();
+	return 0;
+}
+
+/*
+ * _i: provider.  A client whose large reply is under way stops reading:
+ * the REP must still serve the next client.  Its reply was a blocking
+ * zero-copy rendezvous that waited for the stopped client's FIN, so the
+ * next one waited for ever (27 Nov 2026).
+ */
+START_TEST(test_rep_client_stops_reading)
+{
+	struct stalled_req *a = test_shared(sizeof(*a));
+	char                bep[64], *buf = malloc(BIG_REPLY);
+	rmq_ctx            *ctx;
+	rmq_socket         *s;
+	pid_t               server, stalled;
+	int                 i, tmo = 10000;
+	ssize_t             n;
+
+	server = spawn_server_opts(RMQ_REP, bind_addr(provs64[_i], bep,
+	                                              sizeof(bep)),
+	                           serve_big, NULL, a->ep, sizeof(a->ep), 0,
+	                           0);
+	stalled = spawn_child(ask_and_stop, a);
+	for (i = 0; !__atomic_load_n(&a->sent, __ATOMIC_ACQUIRE) && i < 6000;
+	     i++)
+		usleep(10000);
+	ck_assert_msg(a->sent, "the first client did not send");
+	usleep(200000); /* its request first */
+	open_connected(RMQ_REQ, a->ep, &ctx, &s);
+	ck_assert_int_eq(rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)), 0);
+	ck_assert_int_eq(rmq_send(s, "B", 1, 0), 1);
+	n = rmq_recv(s, buf, BIG_REPLY, 0);
+	ck_assert_msg(n == (ssize_t) BIG_REPLY, "%s: the next client got %zd "
+	              "(%s)", provs64[_i], n, rmq_strerror((int) n));
+	close_all(ctx, s);
+	kill(stalled, SIGKILL);
+	reap(stalled);
+	ck_assert_int_eq(reap(server), 0);
+	free(buf);
+	munmap(a, sizeof(*a));
+}
+END_TEST
+
 static Suite *
 reqrep_suite(void)
 {
@@ -273,6 +360,7 @@ reqrep_suite(void)
 	tcase_add_test(tc, test_req_recv_first_is_efsm);
 	tcase_add_test(tc, test_req_send_twice_cancels);
 	tcase_add_test(tc, test_unknown_types_say_so);
+	tcase_add_loop_test(tc, test_rep_client_stops_reading, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }
