@@ -124,9 +124,8 @@ rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
 	struct rmq_waiter    w;
 	int                  rc;
 
-	*pp = NULL;
 	/* Most sends find one at once: no waiter for them. */
-	rc = have_writable(&ww);
+	rc = rmq_pat_pick_writable(s, pp);
 	if (rc != 0)
 		return rc > 0 ? 0 : rc;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : timeout_ms);

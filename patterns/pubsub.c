@@ -458,6 +458,19 @@ snapshot(struct pub_state *st)
 	return st->ids_n;
 }
 
+/* One subscriber's copy; one it cannot take (too large for it, ...) is
+ * a drop, one that died took nothing. */
+static void
+push_to(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *out,
+        int flags)
+{
+	int rc = rmq_pat_send(s, p, out, 0,
+	                      (flags & ~RMQ_DONTWAIT) | RMQ_XFER_F_OWN);
+
+	if (rc != 0 && rc != -RMQ_ECONNRESET)
+		rmq_pat_count_drop(s);
+}
+
 static int
 pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 {
@@ -504,16 +517,9 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	if (st->log == NULL && st->nsubs == 1 && st->subs[0]->mode == PS_PUSH &&
 	    rmq_pat_peer_writable(s, st->subs[0]->p)) {
 		sp = st->subs[0];
-		if (ps_match(&sp->subs, ps.b, ps.len)) {
-			rc = rmq_pat_send(s, sp->p, &out, 0,
-			                  (flags & ~RMQ_DONTWAIT) |
-			                      RMQ_XFER_F_OWN);
-			if (rc != 0 && rc != -RMQ_ECONNRESET)
-				rmq_pat_count_drop(s);
-		}
-		if (o->msg != NULL)
-			rmq_msg_free(o->msg);
-		return 0;
+		if (ps_match(&sp->subs, ps.b, ps.len))
+			push_to(s, sp->p, &out, flags);
+		goto done;
 	}
 	/* Every subscriber on the log: nothing is pushed (the cost of a
 	 * message must not grow with them). */
@@ -555,11 +561,9 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 			rmq_pat_count_drop(s); /* full: this one misses it */
 			continue;
 		}
-		rc = rmq_pat_send(s, p, &out, 0,
-		                  (flags & ~RMQ_DONTWAIT) | RMQ_XFER_F_OWN);
-		if (rc != 0 && rc != -RMQ_ECONNRESET)
-			rmq_pat_count_drop(s); /* too large for it, ... */
+		push_to(s, p, &out, flags);
 	}
+done:
 	if (o->msg != NULL)
 		rmq_msg_free(o->msg);
 	return 0;

@@ -266,7 +266,7 @@ static int
 serve_big(rmq_socket *s, void *arg)
 {
 	char   *buf = calloc(1, BIG_REPLY), rq[16];
-	int     i, fails = 0;
+	int     i, fails = buf == NULL;
 
 	(void) arg;
 	for (i = 0; buf != NULL && i < 2; i++) {
@@ -278,7 +278,7 @@ serve_big(rmq_socket *s, void *arg)
 			fails++;
 	}
 	free(buf);
-	return buf == NULL ? 1 : fails;
+	return fails;
 }
 
 struct stalled_req {
