@@ -170,7 +170,9 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 receiver CPU 1), then cma_bw --cpus 1,0 -S SIZE
                 (BUILD_DIR/perf/cma_bw, not installed, unless CMA_BW is set):
                 process_vm_readv(2) of SIZE bytes by CPU 1 from a process
-                on CPU 0, repeated for 1 s.  Default providers shm and tcp,
+                on CPU 0, repeated for 1 s; rmq_bw runs about as long
+                (enough rounds for 16 GB, unless --bw-iters says how
+                many; at least 20).  Default providers shm and tcp,
                 sizes 65536 1048576 4194304.  Prints, per provider, MB/s per
                 size of both (median [min-max] over -r rounds), rmq_bw's
                 path, and rmq/cma (median [min-max] of the per-round
@@ -1022,7 +1024,7 @@ cma_main() {
 		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
 		"rmq_bw: $rmq_envs$bw_bin --local --cpus $rmq_cpus -p PROV -S SIZE${iw[*]:+ ${iw[*]}} --csv (sender CPU 0, receiver CPU 1)"
 		"cma_bw: $cma_bin --cpus $cma_cpus -S SIZE --csv (process_vm_readv by CPU 1, rmq_bw's receiver, from a process on CPU 0, its sender; the same 2 buffers, 1 s per size)"
-		"$runs round(s) per provider and size, each rmq_bw then cma_bw; rmq_bw: per size a window of ${bw_window:-64} messages then one 8 B ack, ${bw_iters:-100 (<= 64 KiB) / 20} timed rounds"
+		"$runs round(s) per provider and size, each rmq_bw then cma_bw; rmq_bw: per size a window of ${bw_window:-64} messages then one 8 B ack, ${bw_iters:+$bw_iters timed rounds}${bw_iters:-timed rounds enough for about 16 GB a run (1 s at the bare copy's rate, cma_bw's run length)}"
 		"MB/s = bytes / time (MB = 10^6 B), median [min-max] over the rounds; rmq/cma = median [min-max] of the per-round ratios rmq_bw MB/s / cma_bw MB/s (1 = the bare copy)"
 	)
 	[[ -z $rmq_envs ]] ||
@@ -1034,7 +1036,7 @@ cma_main() {
 		echo "## provider $prov: rmq_bw vs process_vm_readv, MB/s${rmq_envs:+, rmq with ${rmq_envs% }}"
 		echo
 		echo "    timeout per run: ${tmo}s"
-		echo "    rmq_bw: $(prov_env "$prov")$rmq_envs$bw_bin --local --cpus $rmq_cpus -p $prov -S SIZE${iw[*]:+ ${iw[*]}} --csv"
+		echo "    rmq_bw: $(prov_env "$prov")$rmq_envs$bw_bin --local --cpus $rmq_cpus -p $prov -S SIZE${iw[*]:+ ${iw[*]}}${bw_iters:- -I N} --csv${bw_iters:-  (N: 16 GB / (window x SIZE), at least 20)}"
 		echo "    cma_bw: $cma_bin --cpus $cma_cpus -S SIZE --csv"
 		echo
 		# shellcheck disable=SC2059
@@ -1044,10 +1046,18 @@ cma_main() {
 			"---------------------:" "-------------------:"
 		for size in "${sizes[@]}"; do
 			local rmq_mbs="" cma_mbs="" rats="" paths="" failed_r=0 failed_c=0
+			local siw=("${iw[@]}") n
+			if [[ -z $bw_iters ]]; then
+				# As long a run as cma_bw's: a 0.1 s one (20
+				# rounds at 1 MiB) swung with the host's phases.
+				n=$((16000000000 / (${bw_window:-64} * size)))
+				((n >= 20)) || n=20
+				siw+=(-I "$n")
+			fi
 			for ((r = 1; r <= runs; r++)); do
 				rb=FAIL cb=FAIL rp=-
 				if run_csv rmq_bw "rmq_bw $prov $size B" "${rmq_pre[@]}" "$bw_bin" \
-					--local --cpus "$rmq_cpus" -p "$prov" -S "$size" "${iw[@]}" --csv; then
+					--local --cpus "$rmq_cpus" -p "$prov" -S "$size" "${siw[@]}" --csv; then
 					if v=$(bw_pick rmq_bw "$size") && [[ ${v%% *} != - ]]; then
 						read -r rb _ rp <<<"$v"
 						rmq_mbs+="$rb " paths+="$rp "

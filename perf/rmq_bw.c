@@ -254,7 +254,7 @@ sender(struct rmq_perf_side *side, void *arg)
 	for (k = 0; k < o->nsizes; k++)
 		if (o->sizes[k] > max)
 			max = o->sizes[k];
-	sb = malloc(max);
+	sb = aligned_alloc(4096, (max + 4095) & ~(size_t) 4095);
 	if (sb == NULL)
 		goto out;
 	rmq_getopt(d, RMQ_PROVIDER_NAME, prov, &plen);

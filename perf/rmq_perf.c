@@ -270,7 +270,7 @@ follow(rmq_socket *s, uint32_t magic, const struct follow_fn *fn)
 			free(rbuf);
 			free(sbuf);
 			cap  = need;
-			rbuf = malloc(cap);
+			rbuf = aligned_alloc(4096, (cap + 4095) & ~(size_t) 4095);
 			sbuf = calloc(1, cap);
 			if (rbuf == NULL || sbuf == NULL) {
 				rc = rmq_perf_die("malloc", -ENOMEM);
