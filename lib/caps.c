@@ -31,7 +31,9 @@ rmq_caps_hints_level(const struct rmq_prov *row, int level)
 	 * its CMA fast path for RMA (and a read of a bad address then never
 	 * completes).
 	 */
-	h->caps = FI_MSG | FI_TAGGED | FI_MULTI_RECV;
+	h->caps = FI_MSG | FI_TAGGED;
+	if (!(row->flags & RMQ_PROV_ONE_RECV))
+		h->caps |= FI_MULTI_RECV;
 	if (level < 2)
 		h->caps |= FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
 		           FI_REMOTE_WRITE;
@@ -99,7 +101,9 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	                   !(row->flags & RMQ_PROV_RMA_EMULATED);
 	c->ordered       = (c->msg_order & RMQ_RING_ORDER) == RMQ_RING_ORDER;
 	c->rx_cq_data    = (info->mode & FI_RX_CQ_DATA) != 0;
-	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0;
+	/* Not asked for, not used, whatever the provider says it has. */
+	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0 &&
+	                   !(row->flags & RMQ_PROV_ONE_RECV);
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD);
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
@@ -210,7 +214,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 				break;
 		c->rndv_path = order[i < 4 ? i : 3];
 	}
-	if (!c->multi_recv)
+	if (!c->multi_recv && !(row->flags & RMQ_PROV_ONE_RECV))
 		return -RMQ_ENOTSUP;
 	return 0;
 }

@@ -71,6 +71,20 @@ shard_nposted(struct rmq_socket *s, int k)
 	return k == 0 ? &s->nposted : &s->shards[k - 1].nposted;
 }
 
+/*
+ * Receives kept posted per endpoint: cfg.slabs multi-recv slabs, or where
+ * a receive takes one message (RMQ_PROV_ONE_RECV: tcp, whose ofi_rxm then
+ * hands every call straight to the tcp provider), 32 buffers per slab of
+ * the config, each of one largest message (min_multi): 128 by default, as
+ * many as ofi_rxm kept per connection before (providers/tcp.c).
+ */
+static int
+slabs_want(const struct rmq_socket *s)
+{
+	return s->dom->caps.multi_recv ? s->ctx->cfg.slabs
+	                               : 32 * s->ctx->cfg.slabs;
+}
+
 static void
 slab_free(struct rmq_slab *sl)
 {
@@ -114,10 +128,22 @@ slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 		}
 		flags &= FI_MULTI_RECV;
 	}
-	if ((flags & FI_RECV) && e->buf != NULL && e->len > 0)
-		s->on_msg(s, sl, e->buf, e->len,
+	/* (buf is the message's place for FI_MULTI_RECV only: a one-message
+	 * receive's is its buffer's start, which tcp reports as NULL.) */
+	if ((flags & FI_RECV) && e->len > 0 &&
+	    (e->buf != NULL || !s->dom->caps.multi_recv))
+		s->on_msg(s, sl, s->dom->caps.multi_recv ? e->buf : sl->buf,
+		          e->len,
 		          (flags & FI_REMOTE_CQ_DATA) ? &e->data : NULL);
-	if (flags & FI_MULTI_RECV) {
+	if (!s->dom->caps.multi_recv) {
+		/* One message per receive: any completion spends it, and
+		 * it goes up again once its message is taken. */
+		sl->posted     = false;
+		(*shard_nposted(s, sl->shard))--;
+		sl->spent_next = s->spent;
+		s->spent       = sl;
+		rmq_reactor_arm(&s->reactor, s->slab_hook, true);
+	} else if (flags & FI_MULTI_RECV) {
 		/* Spent: another goes up after this CQ pass. */
 		sl->posted = false;
 		(*shard_nposted(s, sl->shard))--;
@@ -138,7 +164,8 @@ slab_post(struct rmq_socket *s, struct rmq_slab *sl, int shard)
         };
 	ssize_t rc;
 
-	rc = fi_recvmsg(shard_ep(s, shard), &m, FI_MULTI_RECV);
+	rc = fi_recvmsg(shard_ep(s, shard), &m,
+	                s->dom->caps.multi_recv ? FI_MULTI_RECV : 0);
 	if (rc == 0) {
 		sl->posted = true;
 		sl->shard  = shard;
@@ -154,8 +181,11 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 	struct rmq_slab *sl;
 	int              rc;
 
-	/* At least four of the largest eager messages per slab. */
-	if (size < 4 * s->min_multi)
+	/* At least four of the largest eager messages per slab; one where
+	 * a receive takes one. */
+	if (!s->dom->caps.multi_recv)
+		size = s->min_multi;
+	else if (size < 4 * s->min_multi)
 		size = 4 * s->min_multi;
 	sl = calloc(1, sizeof(*sl));
 	if (sl == NULL)
@@ -188,18 +218,20 @@ slab_new(struct rmq_socket *s, struct rmq_slab **slp)
 static int
 shard_replenish(struct rmq_socket *s, int shard)
 {
-	int             *n = shard_nposted(s, shard);
+	int             *n    = shard_nposted(s, shard);
+	int              want = slabs_want(s);
 	struct rmq_slab *sl;
 	int              rc;
 
-	for (sl = s->slabs; sl != NULL && *n < s->ctx->cfg.slabs;
-	     sl = sl->next)
+	/* (One-message receives go up again from the spent list only.) */
+	for (sl = s->dom->caps.multi_recv ? s->slabs : NULL;
+	     sl != NULL && *n < want; sl = sl->next)
 		if (!sl->posted && slab_idle(sl)) {
 			rc = slab_post(s, sl, shard);
 			if (rc != 0)
 				return rc;
 		}
-	while (*n < s->ctx->cfg.slabs) {
+	while (*n < want) {
 		rc = slab_new(s, &sl);
 		if (rc == 0)
 			rc = slab_post(s, sl, shard);
@@ -217,7 +249,7 @@ slabs_short(struct rmq_socket *s)
 	if (s->ep == NULL)
 		return false;
 	for (k = 0; k <= s->nshards; k++)
-		if (*shard_nposted(s, k) < s->ctx->cfg.slabs)
+		if (*shard_nposted(s, k) < slabs_want(s))
 			return true;
 	return false;
 }
@@ -231,10 +263,12 @@ slabs_replenish(struct rmq_socket *s)
 	for (k = 0; k <= s->nshards; k++)
 		if ((rc = shard_replenish(s, k)) != 0)
 			return rc;
-	/* Free idle slabs left over from a burst. */
-	for (pp = &s->slabs; (sl = *pp) != NULL;) {
+	/* Free idle slabs left over from a burst (one-message receives:
+	 * spent_repost does). */
+	for (pp = s->dom->caps.multi_recv ? &s->slabs : NULL;
+	     pp != NULL && (sl = *pp) != NULL;) {
 		if (!sl->posted && slab_idle(sl) &&
-		    ++spare > s->ctx->cfg.slabs) {
+		    ++spare > slabs_want(s)) {
 			*pp = sl->next;
 			slab_free(sl);
 			continue;
@@ -295,6 +329,41 @@ unique_name(struct fi_info *info)
 	return 0;
 }
 
+/*
+ * One-message receives spent: up again those whose message was taken (a
+ * short list: the messages queued and not yet read); one past what its
+ * endpoint wants (left from a burst) is freed.  Then new ones only if an
+ * endpoint is down to half what it wants -- a message is read after the
+ * CQ pass that brought it, so topping up at once would allocate one
+ * receive per message.
+ */
+static void
+spent_repost(struct rmq_socket *s)
+{
+	struct rmq_slab *sl, **pp, **lp;
+	int              k;
+
+	for (pp = &s->spent; (sl = *pp) != NULL;) {
+		if (!slab_idle(sl)) {
+			pp = &sl->spent_next;
+			continue;
+		}
+		*pp = sl->spent_next;
+		if (shard_ep(s, sl->shard) != NULL &&
+		    *shard_nposted(s, sl->shard) < slabs_want(s) &&
+		    slab_post(s, sl, sl->shard) == 0)
+			continue;
+		for (lp = &s->slabs; *lp != sl; lp = &(*lp)->next)
+			;
+		*lp = sl->next;
+		slab_free(sl);
+	}
+	for (k = 0; k <= s->nshards; k++)
+		if (shard_ep(s, k) != NULL &&
+		    *shard_nposted(s, k) <= slabs_want(s) / 2)
+			(void) shard_replenish(s, k);
+}
+
 /* After a CQ pass, while one is missing: keep cfg.slabs slabs posted
  * (a slab still holding messages is reposted once they are taken). */
 static void
@@ -302,6 +371,11 @@ slabs_after(void *owner)
 {
 	struct rmq_socket *s = owner;
 
+	if (!s->dom->caps.multi_recv) {
+		spent_repost(s);
+		rmq_reactor_arm(&s->reactor, s->slab_hook, s->spent != NULL);
+		return;
+	}
 	if (slabs_short(s))
 		(void) slabs_replenish(s);
 	rmq_reactor_arm(&s->reactor, s->slab_hook, slabs_short(s));
@@ -371,7 +445,7 @@ ep_make(struct rmq_socket *s, struct fi_info *info, struct fid_ep **ep,
 	/* After fi_enable: shm 1.17 crashes on endpoint options before. */
 	if (rc == 0)
 		rc = fi_enable(*ep);
-	if (rc == 0)
+	if (rc == 0 && s->dom->caps.multi_recv)
 		rc = fi_setopt(&(*ep)->fid, FI_OPT_ENDPOINT,
 		               FI_OPT_MIN_MULTI_RECV, &s->min_multi,
 		               sizeof(s->min_multi));
@@ -574,6 +648,7 @@ rmq_ep_close(struct rmq_socket *s)
 		rmq_slab_unref(sl);
 	}
 	s->slabs   = NULL;
+	s->spent   = NULL;
 	s->nposted = 0;
 	if (s->info != NULL)
 		fi_freeinfo(s->info);

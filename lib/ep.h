@@ -37,6 +37,9 @@ struct rmq_slab {
 	atomic_int          refs;
 	bool                posted;
 	int                 shard; /* the endpoint it is posted on */
+	/* One message per receive: spent, waiting for its message to be
+	 * taken before it goes up again (the socket's spent list). */
+	struct rmq_slab    *spent_next;
 };
 
 struct rmq_path_table;

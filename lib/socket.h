@@ -89,6 +89,7 @@ struct rmq_socket {
 	size_t             fabaddr_len;
 	size_t             min_multi; /* FI_OPT_MIN_MULTI_RECV */
 	struct rmq_slab   *slabs;     /* all slabs */
+	struct rmq_slab   *spent;     /* one-message receives to repost */
 	int                nposted;
 	/* Endpoints beside ep for peers past the provider's addresses per
 	 * endpoint (ep.c; shm 1.17: 256): shard 0 is ep, av and nposted

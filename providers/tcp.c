@@ -40,13 +40,14 @@
  */
 static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
                                       "FI_OFI_RXM_BUFFER_SIZE", "8256",
+                                      "FI_OFI_RXM_ENABLE_PASSTHRU", "1",
                                       NULL};
 
 const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",
 	.fi_prov      = "tcp;ofi_rxm",
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
-	                RMQ_PROV_NO_WILDCARD |
+	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ONE_RECV |
 	                RMQ_PROV_ADDR_SOCKADDR |
 	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 64 */

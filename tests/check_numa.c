@@ -896,6 +896,7 @@ END_TEST
  */
 struct srv {
 	rmq_ctx        *ctx;
+	const char     *bind;
 	char            ep[256];
 	int             state; /* 0 starting, 1 bound, -1 failed */
 	int             fails;
@@ -924,7 +925,7 @@ srv_main(void *arg)
 		srv_state(t, -1);
 		return NULL;
 	}
-	if (rmq_bind(s, "tcp://127.0.0.1:0") != 0 ||
+	if (rmq_bind(s, t->bind) != 0 ||
 	    rmq_getopt(s, RMQ_LAST_ENDPOINT, t->ep, &len) != 0) {
 		rmq_close(s);
 		srv_state(t, -1);
@@ -939,12 +940,14 @@ srv_main(void *arg)
 	return NULL;
 }
 
-/* Start the peer and connect a socket of ctx to it. */
+/* Start the peer on bind and connect a socket of ctx to it. */
 static void
-srv_start(struct srv *t, pthread_t *th, rmq_ctx *ctx, rmq_socket **s)
+srv_start(struct srv *t, pthread_t *th, rmq_ctx *ctx, rmq_socket **s,
+          const char *bind)
 {
 	memset(t, 0, sizeof(*t));
-	t->ctx = ctx;
+	t->ctx  = ctx;
+	t->bind = bind;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->cond, NULL);
 	ck_assert_int_eq(pthread_create(th, NULL, srv_main, t), 0);
@@ -971,8 +974,7 @@ srv_stop(struct srv *t, pthread_t th, rmq_socket *s)
 
 /*
  * A socket's slabs, send slots and its peer's ring go on the domain's
- * node; a slab held by a message outlives the socket and the context and
- * is freed without them.
+ * node.
  */
 START_TEST(test_socket_memory_placed)
 {
@@ -991,7 +993,7 @@ START_TEST(test_socket_memory_placed)
 	/* The provider's slabs and ring are what this looks at. */
 	setenv("RMQ_LOCAL", "0", 1);
 	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
-	srv_start(&t, &th, ctx, &s);
+	srv_start(&t, &th, ctx, &s, "tcp://127.0.0.1:0");
 	ck_assert_int_eq(rmq_msg_recv(s, &msg, 0), 0);
 	ck_assert_uint_eq(rmq_msg_size(msg), 1);
 
@@ -1020,6 +1022,39 @@ START_TEST(test_socket_memory_placed)
 	else
 		ck_assert_uint_eq(atomic_load(&ctx->numa.nbound), 0);
 
+	/* tcp: one message per receive, copied out so that the receive
+	 * goes up again at once (lib/paths/tx.c, rmq_rx_keep). */
+	ck_assert(!s->dom->caps.multi_recv);
+	ck_assert_int_eq(msg->kind, RMQ_MSGK_HEAP);
+	srv_stop(&t, th, s);
+	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
+	ck_assert_int_eq(((char *) rmq_msg_data(msg))[0], 'k');
+	rmq_msg_free(msg);
+}
+END_TEST
+
+/*
+ * Where receives are multi-recv slabs (sockets here), a message taken
+ * zero-copy points into its slab, which is on the domain's node and
+ * outlives the socket and the context, freed without them.
+ */
+START_TEST(test_msg_slab_outlives_socket)
+{
+	struct rmq_socket *s;
+	struct srv         t;
+	pthread_t          th;
+	rmq_ctx           *ctx;
+	rmq_msg           *msg;
+	int                want;
+
+	setenv("RMQ_LOCAL", "0", 1);
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	srv_start(&t, &th, ctx, &s, "sockets://127.0.0.1:0");
+	ck_assert_int_eq(rmq_msg_recv(s, &msg, 0), 0);
+	ck_assert_uint_eq(rmq_msg_size(msg), 1);
+	want = ctx->numa.can_bind ? RMQ_NUMA_MEM_BOUND
+	                          : RMQ_NUMA_MEM_FIRST_TOUCH;
+	ck_assert(s->dom->caps.multi_recv);
 	ck_assert_int_eq(msg->kind, RMQ_MSGK_SLAB);
 	ck_assert_int_eq(msg->slab->mem.how, want);
 	srv_stop(&t, th, s);
@@ -1043,7 +1078,7 @@ START_TEST(test_socket_policy_off)
 	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
 	unsetenv("RMQ_NUMA_POLICY");
 	ck_assert_int_eq(ctx->cfg.numa_policy, RMQ_CFG_NUMA_OFF);
-	srv_start(&t, &th, ctx, &s);
+	srv_start(&t, &th, ctx, &s, "tcp://127.0.0.1:0");
 	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 1);
 	ck_assert_ptr_null(ctx->numa.topo);
 	ck_assert_int_eq(s->dom->place.node, -1);
@@ -1229,6 +1264,7 @@ numa_suite(void)
 	tcase_add_test(tc, test_alloc_real_policy_off);
 	tcase_add_test(tc, test_alloc_real_policy_cpuset);
 	tcase_add_test(tc, test_socket_memory_placed);
+	tcase_add_test(tc, test_msg_slab_outlives_socket);
 	tcase_add_test(tc, test_socket_policy_off);
 	tcase_add_test(tc, test_progress_thread_pinned);
 	tcase_add_test(tc, test_progress_thread_pinned_cpuset);

@@ -361,6 +361,76 @@ START_TEST(test_stream_order_tcp)
 }
 END_TEST
 
+/*
+ * A burst the receiver leaves unread for a while, many times more
+ * messages than it keeps receives posted (tcp: 128 one-message receives,
+ * providers/tcp.c), sizes 1-300 B (inject up to 128, the ring above),
+ * coalesced or not (_i = 0 / 1): every one arrives, whole and in order,
+ * once it reads.
+ */
+#define NBURST 3000
+
+static size_t
+burst_len(uint32_t i)
+{
+	return 1 + (i * 37u) % 300;
+}
+
+static int
+serve_burst(rmq_socket *s, void *arg)
+{
+	uint8_t  buf[512];
+	uint32_t i, v;
+	ssize_t  n;
+	int      fails = 0;
+
+	(void) arg;
+	if (rmq_recv(s, buf, sizeof(buf), 0) != 1)
+		return 1;
+	usleep(500000); /* the burst piles up unread */
+	for (i = 0; i < NBURST && fails < 5; i++) {
+		n = rmq_recv(s, buf, sizeof(buf), 0);
+		memcpy(&v, buf, sizeof(v));
+		if (n != (ssize_t) (burst_len(i) < 4 ? 4 : burst_len(i)) ||
+		    v != i ||
+		    test_check(buf + 4, (size_t) n - 4, i) != (size_t) n - 4) {
+			fprintf(stderr, "burst %u: %zd B, first word %u\n", i,
+			        n, v);
+			fails++;
+		}
+	}
+	return fails + (rmq_send(s, "k", 1, 0) != 1);
+}
+
+START_TEST(test_unread_burst_tcp)
+{
+	char        bep[64], ep[256];
+	uint8_t     buf[512];
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	uint32_t    i;
+	size_t      n;
+	pid_t       pid;
+
+	setenv("RMQ_COALESCE", _i ? "1" : "0", 1);
+	pid = spawn_server_opts(RMQ_PAIR, bind_addr("tcp", bep, sizeof(bep)),
+	                        serve_burst, NULL, ep, sizeof(ep),
+	                        2 * NBURST, 0);
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_send(s, "g", 1, 0), 1);
+	for (i = 0; i < NBURST; i++) {
+		n = burst_len(i) < 4 ? 4 : burst_len(i);
+		memcpy(buf, &i, sizeof(i));
+		test_fill(buf + 4, n - 4, i);
+		ck_assert_int_eq(rmq_send(s, buf, n, 0), (int) n);
+	}
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 1);
+	close_all(ctx, s);
+	unsetenv("RMQ_COALESCE");
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 /* Credits: a receiver that does not read stops the sender at RCVHWM. */
 static int
 serve_slow(rmq_socket *s, void *arg)
@@ -508,6 +578,7 @@ xfer_suite(void)
 	tcase_add_test(tc, test_stream_order_shm);
 	tcase_add_test(tc, test_stream_order_tcp);
 	tcase_add_test(tc, test_hwm_blocks_sender);
+	tcase_add_loop_test(tc, test_unread_burst_tcp, 0, 2);
 	tcase_add_test(tc, test_peer_eager_limit_respected);
 	tcase_add_test(tc, test_threshold_options_bounded);
 	suite_add_tcase(s, tc);

@@ -61,7 +61,11 @@ fi
 expect tcp 'tcp;ofi_rxm'
 expect tcp 'path table, REQ/REP'
 grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAIR"
-expect tcp '65 \.\. 65520 +ring +provider row'
+# ofi_rxm passes calls straight to the tcp provider (librmq's default
+# FI_OFI_RXM_ENABLE_PASSTHRU=1, no FI_MULTI_RECV asked): its inject size
+# is 128, where ofi_rxm's own was 64.
+expect tcp 'inject size: +128 bytes'
+expect tcp '129 \.\. 65520 +ring +provider row'
 expect tcp 'lands only while the target progresses'
 
 cat >"$tmp/tuned.yaml" <<YAML
@@ -105,7 +109,7 @@ YAML
 "$info" -p tcp -c "$tmp/named.yaml" --name bulk7 --pattern pair >"$tmp/out" 2>&1 ||
 	fail "named: exit $?"
 expect named "path table, PAIR, socket 'bulk7':"
-expect named "65 \.\. 8192 +eager +YAML, socket name \($tmp/named.yaml: thresholds.sockets.bulk\*\)"
+expect named "129 \.\. 8192 +eager +YAML, socket name \($tmp/named.yaml: thresholds.sockets.bulk\*\)"
 expect named "8193 \.\. 65520 +ring +provider row"
 expect named "65521 \.\. +rndv_write +YAML, socket name"
 expect named "\"thresholds.sockets.bulk\*.rndv\": rndv_write  # file $tmp/named.yaml:4"

@@ -195,9 +195,7 @@ data_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	e->path  = (rx->h->type & RMQ_MT_F_INJECT) ? RMQ_PATH_INJECT
 	                                           : RMQ_PATH_EAGER;
 	e->len   = rx->h->len;
-	e->data  = rx->payload;
-	e->slab  = rx->sl;
-	atomic_fetch_add(&rx->sl->refs, 1);
+	rmq_rx_keep(s, e, rx->sl, rx->payload);
 	(void) rmq_rx_accept(s, p, e);
 }
 

@@ -449,6 +449,22 @@ rmq_tx_consumed(struct rmq_socket *s, struct rmq_peer *p)
 		(void) rmq_tx_ctl(s, p, RMQ_MT_CREDIT, 0, 0);
 }
 
+void
+rmq_rx_keep(struct rmq_socket *s, struct rmq_rxent *e, struct rmq_slab *sl,
+            uint8_t *data)
+{
+	e->data = data;
+	if (!s->dom->caps.multi_recv &&
+	    (e->heap = malloc(e->len > 0 ? e->len : 1)) != NULL) {
+		memcpy(e->heap, data, e->len);
+		e->data = e->heap;
+		return;
+	}
+	/* (Out of memory: it holds the buffer, as a slab's message does.) */
+	e->slab = sl;
+	atomic_fetch_add(&sl->refs, 1);
+}
+
 struct rmq_rxent *
 rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 {
@@ -502,10 +518,8 @@ rmq_rx_batch(struct rmq_socket *s, struct rmq_peer *p, uint8_t *b,
 		e->path = path;
 		e->len  = n;
 		e->data = b + off + RMQ_BATCH_ITEM_HDR;
-		if (sl != NULL) {
-			e->slab = sl;
-			atomic_fetch_add(&sl->refs, 1);
-		}
+		if (sl != NULL)
+			rmq_rx_keep(s, e, sl, e->data);
 		(void) rmq_rx_accept(s, p, e);
 	}
 }

@@ -134,6 +134,14 @@ int  rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p,
                    struct rmq_rxent *e);
 struct rmq_slab;
 /*
+ * e's payload (e->len bytes at data) lies in slab sl: e holds sl.  Where a
+ * receive takes one message (RMQ_PROV_ONE_RECV), the payload is copied
+ * out instead, so that the receive goes up again at once: a small message
+ * queued unread would otherwise hold a whole buffer of the largest size.
+ */
+void rmq_rx_keep(struct rmq_socket *s, struct rmq_rxent *e,
+                 struct rmq_slab *sl, uint8_t *data);
+/*
  * The count items of a batch body b from p (checked whole first:
  * rmq_batch_check), each taken in as above and queued in order as a
  * message of path pointing into b; each holds a reference to sl (NULL:
