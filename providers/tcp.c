@@ -1,7 +1,16 @@
 /*
  * tcp: the tcp provider under the ofi_rxm utility (RDM over MSG).
  *
- * Measured here: inject_size 64, a CQ wait fd, FI_SOCKADDR_IN addresses, RMA
+ * Since 27 Nov 2026 ofi_rxm passes every call straight to the tcp
+ * provider's own RDM endpoint (FI_OFI_RXM_ENABLE_PASSTHRU=1 below; it
+ * does so only when FI_MULTI_RECV is not asked for, so RMQ_PROV_ONE_RECV:
+ * receives of one message each, lib/ep.c).  fi_pingpong -e rdm on
+ * loopback, 64 B: 14.4-15.3 us one-way with rxm's protocol, 9.9-10.4
+ * through it, -e msg 9.35-9.64; librmq 12.6-13.2 -> 11.9-12.1 (three
+ * alternating runs), a client process of 8 sockets 93 -> 25 MB.  The
+ * inject size is then 128.
+ *
+ * Measured before, with rxm's protocol: inject_size 64, a CQ wait fd, FI_SOCKADDR_IN addresses, RMA
  * emulated over the TCP stream: a read completes only while the target
  * progresses, and a bad RMA reports success at the initiator and kills the
  * connection.  The first send to a new peer can return -FI_EAGAIN until both
@@ -27,7 +36,8 @@
 #include "prov.h"
 
 /*
- * rxm posts 4096 receive buffers of 16 KiB per endpoint by default: 70 MB
+ * (With rxm's own protocol, where libfabric was initialised before we set
+ * these:) rxm posts 4096 receive buffers of 16 KiB per endpoint by default: 70 MB
  * of RSS for every tcp socket, so 64 sockets in one process took 4.5 GB.
  * 128 buffers: 20 MB, and rmq_bw's 64 B, 64 KiB and 1 MiB streams as fast
  * within the run-to-run spread (measured 24 Nov 2026, this host).
