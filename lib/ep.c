@@ -116,9 +116,13 @@ slab_idle(struct rmq_slab *sl)
 static void
 slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 {
-	struct rmq_socket *s  = owner;
-	struct rmq_slab   *sl = rmq_container_of(op, struct rmq_slab, op);
+	struct rmq_socket *s   = owner;
+	struct rmq_slab   *sl  = rmq_container_of(op, struct rmq_slab, op);
 	uint64_t           flags = e->flags;
+	bool               one = !s->dom->caps.multi_recv;
+	/* buf is the message's place for FI_MULTI_RECV only: a one-message
+	 * receive's is its buffer's start, which tcp reports as NULL. */
+	uint8_t           *buf = one ? sl->buf : e->buf;
 
 	if (e->err != 0) {
 		if (e->err != -FI_ECANCELED) {
@@ -128,25 +132,19 @@ slab_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 		}
 		flags &= FI_MULTI_RECV;
 	}
-	/* (buf is the message's place for FI_MULTI_RECV only: a one-message
-	 * receive's is its buffer's start, which tcp reports as NULL.) */
-	if ((flags & FI_RECV) && e->len > 0 &&
-	    (e->buf != NULL || !s->dom->caps.multi_recv))
-		s->on_msg(s, sl, s->dom->caps.multi_recv ? e->buf : sl->buf,
-		          e->len,
+	if ((flags & FI_RECV) && buf != NULL && e->len > 0)
+		s->on_msg(s, sl, buf, e->len,
 		          (flags & FI_REMOTE_CQ_DATA) ? &e->data : NULL);
-	if (!s->dom->caps.multi_recv) {
-		/* One message per receive: any completion spends it, and
-		 * it goes up again once its message is taken. */
-		sl->posted     = false;
-		(*shard_nposted(s, sl->shard))--;
-		sl->spent_next = s->spent;
-		s->spent       = sl;
-		rmq_reactor_arm(&s->reactor, s->slab_hook, true);
-	} else if (flags & FI_MULTI_RECV) {
-		/* Spent: another goes up after this CQ pass. */
+	/* Spent (a one-message receive by any completion): another goes up
+	 * after this CQ pass -- a one-message receive itself, from the spent
+	 * list, once its message is taken. */
+	if (one || (flags & FI_MULTI_RECV)) {
 		sl->posted = false;
 		(*shard_nposted(s, sl->shard))--;
+		if (one) {
+			sl->spent_next = s->spent;
+			s->spent       = sl;
+		}
 		rmq_reactor_arm(&s->reactor, s->slab_hook, true);
 	}
 }

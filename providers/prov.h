@@ -27,12 +27,12 @@
 #define RMQ_PROV_IFACE_DOMAIN  (1u << 8) /* it names its domains after
                                           * network interfaces (tcp,
                                           * sockets: "eth0", "lo") */
-#define RMQ_PROV_ONE_RECV      (1u << 10) /* a posted receive takes one
-                                          * message: no FI_MULTI_RECV
-                                          * asked (ep.c) */
 #define RMQ_PROV_NO_WILDCARD   (1u << 9) /* its endpoint must not be
                                           * opened on 0.0.0.0 or ::
                                           * (tcp;ofi_rxm: see addr.c) */
+#define RMQ_PROV_ONE_RECV      (1u << 10) /* a posted receive takes one
+                                          * message: no FI_MULTI_RECV
+                                          * asked (ep.c) */
 
 struct rmq_prov {
 	const char *name;     /* librmq's name: scheme and config value */

@@ -10,11 +10,12 @@
  * alternating runs), a client process of 8 sockets 93 -> 25 MB.  The
  * inject size is then 128.
  *
- * Measured before, with rxm's protocol: inject_size 64, a CQ wait fd, FI_SOCKADDR_IN addresses, RMA
- * emulated over the TCP stream: a read completes only while the target
- * progresses, and a bad RMA reports success at the initiator and kills the
- * connection.  The first send to a new peer can return -FI_EAGAIN until both
- * sides have progressed the connection.
+ * Measured before, with rxm's protocol: inject_size 64, a CQ wait fd,
+ * FI_SOCKADDR_IN addresses, RMA emulated over the TCP stream: a read
+ * completes only while the target progresses, and a bad RMA reports
+ * success at the initiator and kills the connection.  The first send to a
+ * new peer can return -FI_EAGAIN until both sides have progressed the
+ * connection.
  *
  * Measured here (one-way p50): eager 7.3/22.1/31.8 us at 8/16/64 KiB,
  * rndv_read 18.3/19.8/27.0, rndv_send 16.3/17.7/40.6; at 1 MiB read 127,
@@ -37,10 +38,11 @@
 
 /*
  * (With rxm's own protocol, where libfabric was initialised before we set
- * these:) rxm posts 4096 receive buffers of 16 KiB per endpoint by default: 70 MB
- * of RSS for every tcp socket, so 64 sockets in one process took 4.5 GB.
- * 128 buffers: 20 MB, and rmq_bw's 64 B, 64 KiB and 1 MiB streams as fast
- * within the run-to-run spread (measured 24 Nov 2026, this host).
+ * these:) rxm posts 4096 receive buffers of 16 KiB per endpoint by
+ * default: 70 MB of RSS for every tcp socket, so 64 sockets in one
+ * process took 4.5 GB.  128 buffers: 20 MB, and rmq_bw's 64 B, 64 KiB
+ * and 1 MiB streams as fast within the run-to-run spread (measured 24 Nov
+ * 2026, this host).
  * Buffers of 8256 bytes (our largest two-sided message, a header and
  * 8 KiB, fits): 10 MB per socket (4 bound sockets: 74 -> 41 MB of
  * anonymous RSS); rmq_bw at 64 B to 1 MiB and rmq_pingpong at 64 B to
