@@ -103,7 +103,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->rx_cq_data    = (info->mode & FI_RX_CQ_DATA) != 0;
 	/* Not asked for, not used, whatever the provider says it has. */
 	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0 &&
-	                   !(row->flags & RMQ_PROV_ONE_RECV);
+	                   !rmq_caps_one_recv(row, info);
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD);
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
@@ -214,9 +214,17 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 				break;
 		c->rndv_path = order[i < 4 ? i : 3];
 	}
-	if (!c->multi_recv && !(row->flags & RMQ_PROV_ONE_RECV))
+	if (!c->multi_recv && !rmq_caps_one_recv(row, info))
 		return -RMQ_ENOTSUP;
 	return 0;
+}
+
+bool
+rmq_caps_one_recv(const struct rmq_prov *row, const struct fi_info *info)
+{
+	return (row->flags & RMQ_PROV_ONE_RECV) &&
+	       !(info->ep_attr != NULL &&
+	         info->ep_attr->protocol == FI_PROTO_RXM);
 }
 
 bool

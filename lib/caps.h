@@ -67,6 +67,19 @@ struct fi_info *rmq_caps_hints(const struct rmq_prov *row);
 /* level 0 = all we can use, 1 = no write ordering, 2 = no RMA. */
 struct fi_info *rmq_caps_hints_level(const struct rmq_prov *row, int level);
 #define RMQ_HINT_LEVELS 3
+/*
+ * Does a posted receive take one message on what fi_getinfo gave (info)?
+ * Only on a RMQ_PROV_ONE_RECV row whose calls reach the provider's own
+ * endpoint: where tcp;ofi_rxm keeps its own protocol (FI_PROTO_RXM:
+ * libfabric was initialised before librmq set FI_OFI_RXM_ENABLE_PASSTHRU,
+ * or the user set it to 0), it reads every message off the stream into
+ * its own buffers, and one that finds no receive posted waits in rxm's
+ * queue while writes behind it (the ring) complete: measured, a PULL of
+ * 64 pushers got a pusher's third message before its first.  There the
+ * receives are multi-receive slabs, as before (dom.c asks again).
+ */
+bool rmq_caps_one_recv(const struct rmq_prov *row,
+                       const struct fi_info *info);
 /* Does fi_getinfo offer this provider at a level rmq_dom_get accepts? */
 bool rmq_prov_available(const struct rmq_prov *row);
 /*

@@ -147,6 +147,15 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 			hints->addr_format = FI_SOCKADDR_IN6;
 		rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
 		                node ? FI_SOURCE : 0, hints, &info);
+		/* rxm's own protocol: multi-receive slabs (caps.h). */
+		if (rc == 0 && !(hints->caps & FI_MULTI_RECV) &&
+		    !rmq_caps_one_recv(prov, info)) {
+			fi_freeinfo(info);
+			info = NULL;
+			hints->caps |= FI_MULTI_RECV;
+			rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
+			                node ? FI_SOURCE : 0, hints, &info);
+		}
 		fi_freeinfo(hints);
 		if (rc != -FI_ENODATA)
 			break;
@@ -200,12 +209,13 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		dom_place(ctx, d, info);
 		rmq_log(RMQ_LOG_INFO,
 		        "%s: mr_mode %#llx mode %#llx inject %zu eager %zu "
-		        "rma %s%s wait fd %s",
+		        "rma %s%s wait fd %s receives %s",
 		        key, (unsigned long long) d->caps.mr_mode,
 		        (unsigned long long) d->caps.mode, d->caps.inject_max,
 		        d->caps.eager_max, d->caps.rma_read ? "yes" : "no",
 		        d->caps.rma_native ? " (native)" : " (emulated)",
-		        d->caps.wait_fd ? "yes" : "no");
+		        d->caps.wait_fd ? "yes" : "no",
+		        d->caps.multi_recv ? "multi" : "one message");
 		d->next   = ctx->doms;
 		ctx->doms = d;
 	}

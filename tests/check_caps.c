@@ -627,6 +627,41 @@ START_TEST(test_caps_no_multi_recv)
 }
 END_TEST
 
+/*
+ * tcp;ofi_rxm: one message per receive only where rxm passes the calls
+ * through (FI_PROTO_RXM_TCP, as 1.17 reports it with
+ * FI_OFI_RXM_ENABLE_PASSTHRU=1); with its own protocol (FI_PROTO_RXM) the
+ * receives are multi-receive slabs, which it must then grant.
+ */
+START_TEST(test_caps_tcp_rxm_protocol)
+{
+	struct fi_info *info;
+	struct rmq_caps c;
+	struct rec      r = rec_tcp;
+
+	r.protocol = FI_PROTO_RXM_TCP;
+	r.caps &= ~FI_MULTI_RECV;
+	caps_ok(&c, &r);
+	ck_assert(!c.multi_recv);
+	info = info_make(&r);
+	ck_assert(rmq_caps_one_recv(&rmq_prov_tcp, info));
+	fi_freeinfo(info);
+
+	r.protocol = FI_PROTO_RXM;
+	r.caps |= FI_MULTI_RECV;
+	caps_ok(&c, &r);
+	ck_assert(c.multi_recv);
+	info = info_make(&r);
+	ck_assert(!rmq_caps_one_recv(&rmq_prov_tcp, info));
+	/* Never for a row whose receives are slabs anyway. */
+	ck_assert(!rmq_caps_one_recv(&rmq_prov_shm, info));
+	fi_freeinfo(info);
+
+	r.caps &= ~FI_MULTI_RECV;
+	ck_assert_int_eq(caps_of(&c, &r, NULL), -RMQ_ENOTSUP);
+}
+END_TEST
+
 /* Any one of FI_RMA, FI_READ, FI_REMOTE_READ missing: no rendezvous. */
 START_TEST(test_caps_no_rma_read)
 {
@@ -1772,12 +1807,24 @@ START_TEST(test_live_tcp)
 	struct fi_info *info;
 	struct rmq_caps c;
 
+	uint32_t        proto;
+
+	/* As librmq's first context does (unless libfabric is up already
+	 * in this process: then rxm keeps its protocol). */
+	(void) setenv("FI_OFI_RXM_ENABLE_PASSTHRU", "1", 0);
 	info = live_getinfo(&rmq_prov_tcp, "127.0.0.1", FI_SOURCE);
 	ck_assert_uint_eq(info->addr_format, FI_SOCKADDR_IN);
 	ck_assert_int_eq(rmq_caps_from_info(&c, info, &rmq_prov_tcp, NULL), 0);
+	proto = info->ep_attr->protocol;
 	fi_freeinfo(info);
 	ck_assert(c.inject);
-	ck_assert(!c.multi_recv); /* RMQ_PROV_ONE_RECV */
+	/* RMQ_PROV_ONE_RECV where rxm passes calls through, else slabs. */
+	ck_assert_msg(proto == FI_PROTO_RXM_TCP || proto == FI_PROTO_RXM,
+	              "protocol %u", proto);
+	ck_assert(c.multi_recv == (proto == FI_PROTO_RXM));
+	fprintf(stderr, "live tcp: %s\n", proto == FI_PROTO_RXM_TCP
+	                ? "passthru, one-message receives"
+	                : "rxm protocol, multi-receive slabs");
 	ck_assert(c.rma_read);
 	ck_assert(!c.rma_native);
 	ck_assert(c.wait_fd);
@@ -1934,6 +1981,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_caps_mr_endpoint_bit);
 	tcase_add_test(tc, test_caps_context_mode);
 	tcase_add_test(tc, test_caps_no_multi_recv);
+	tcase_add_test(tc, test_caps_tcp_rxm_protocol);
 	tcase_add_test(tc, test_caps_no_rma_read);
 	tcase_add_test(tc, test_caps_tiny_max_msg_size_no_wrap);
 	tcase_add_test(tc, test_caps_small_max_msg_size_keeps_order);

@@ -97,6 +97,7 @@ struct rec {
 	size_t                 max_msg_size;
 	const char            *prov_name;
 	enum fi_ep_type        ep_type; /* FI_EP_UNSPEC (0): FI_EP_RDM */
+	uint32_t               protocol; /* ep_attr->protocol (0: unspec) */
 };
 
 /* verbs;ofi_rxm: RDM over verbs RC, libfabric 1.17. */
@@ -335,6 +336,7 @@ info_make(const struct rec *r)
 	                                        ? r->ep_type
 	                                        : FI_EP_RDM;
 	info->ep_attr->max_msg_size       = r->max_msg_size;
+	info->ep_attr->protocol           = r->protocol;
 	info->tx_attr->inject_size        = r->inject_size;
 	info->tx_attr->msg_order          = r->msg_order;
 	info->rx_attr->msg_order          = r->msg_order;
