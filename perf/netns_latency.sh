@@ -9,7 +9,11 @@
 # size and round, one after the other with the same placement (server in
 # the first namespace on CPU 0, client in the second on CPU 1):
 #
-#   fi_pingpong -p tcp -e rdm   tcp;ofi_rxm, the endpoint librmq uses
+#   fi_pingpong -p tcp -e rdm   tcp;ofi_rxm, the endpoint librmq uses,
+#                               with FI_OFI_RXM_ENABLE_PASSTHRU=1 as
+#                               librmq sets it (rxm hands its calls to
+#                               the tcp provider; 0 in the environment:
+#                               rxm's own protocol, for both)
 #   fi_pingpong -p tcp -e msg   the tcp provider's connected endpoint
 #   rmq_pingpong -p tcp         --server / --connect, PAIR
 #
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
 	-I) iters=$2; shift 2 ;;
 	-b) build=$2; shift 2 ;;
 	--rmq-env) rmq_env+=("$2"); shift 2 ;;
-	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "netns_latency.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -55,6 +59,8 @@ tmp=$(mktemp -d)
 trap 'netns_cleanup; rm -rf "$tmp"' EXIT
 srv_ip=$net.1
 export FI_PROVIDER=tcp
+# The anchor as librmq runs tcp;ofi_rxm (providers/tcp.c).
+export FI_OFI_RXM_ENABLE_PASSTHRU=${FI_OFI_RXM_ENABLE_PASSTHRU:-1}
 port=$((20000 + tag % 20000))
 
 # fi_run EP SIZE ITERS -> "mean_us" on stdout, or nothing
@@ -98,7 +104,7 @@ range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%
 
 echo "# netns_latency.sh $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs"
 echo "# two netns + veth ($srv_ip <-> $net.2), server CPU 0, client CPU 1; $runs rounds"
-echo "# rmq env: ${rmq_env[*]:-(none)}"
+echo "# rmq env: ${rmq_env[*]:-(none)}; both: FI_OFI_RXM_ENABLE_PASSTHRU=$FI_OFI_RXM_ENABLE_PASSTHRU"
 echo
 printf '| %7s | %9s | %9s | %9s | %13s | %14s | %14s | %s |\n' size \
 	"fi rdm" "fi msg" "rmq mean" "rmq p50/p99" "rmq/rdm" "rmq/msg" path
