@@ -297,6 +297,7 @@ struct rmq_waiter {
 	int      timeout_ms; /* -1 forever */
 	int      backoff_us;
 	unsigned spins;
+	bool     slept;      /* past spin_us: every idle round sleeps */
 };
 void rmq_waiter_init(struct rmq_waiter *w, int timeout_ms);
 
