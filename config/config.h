@@ -132,6 +132,8 @@ struct rmq_config {
 	int      spin_us;        /* progress.spin_us before sleeping */
 	int      progress_mode;  /* progress.mode: RMQ_CFG_PROGRESS_* */
 	int      thread_sleep_us; /* progress.thread_sleep_us */
+	int      wait_fd;        /* progress.wait_fd: CQs with a wait fd
+	                          * where the provider has one */
 	int      coalesce;       /* coalesce.enabled: pack queued messages */
 	int      local;          /* local.enabled (RMQ_CFG_LOCAL_*): same-host
 	                          * peers share a ring */

@@ -378,6 +378,12 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(thread_sleep_us),
 	    "thread mode: the progress thread's sleep when a round found "
 	    "nothing" },
+	{ "progress.wait_fd", RMQ_SCHEMA_ENUM, 0, 0, 1, booleans,
+	    FIELD(wait_fd),
+	    "sleep on the provider's completion-queue wait fd where it has "
+	    "one (tcp, sockets); false: none, a waiting call spins then "
+	    "sleeps in steps of 10 us to 1 ms as on shm, and tcp's busy "
+	    "wait is cheaper" },
 	{ "coalesce.enabled", RMQ_SCHEMA_ENUM, 0, 0, 1, booleans,
 	    FIELD(coalesce),
 	    "pack small messages sent back to back to one peer into one "

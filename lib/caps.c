@@ -105,7 +105,8 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0 &&
 	                   !rmq_caps_one_recv(row, info);
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
-	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD);
+	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD) &&
+	                   (cfg == NULL || cfg->wait_fd);
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
 	if (info->domain_attr->mr_mode == FI_MR_BASIC)
 		mr = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;

@@ -662,6 +662,26 @@ START_TEST(test_caps_tcp_rxm_protocol)
 }
 END_TEST
 
+/* progress.wait_fd: false takes the wait fd away where there is one; it
+ * never gives one to a row without (shm). */
+START_TEST(test_caps_wait_fd_config)
+{
+	struct rmq_config cfg;
+	struct rmq_caps   c;
+
+	rmq_config_defaults(&cfg);
+	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
+	ck_assert(c.wait_fd);
+	ck_assert_int_eq(caps_of(&c, &rec_shm, &cfg), 0);
+	ck_assert(!c.wait_fd);
+	cfg.wait_fd = 0;
+	ck_assert_int_eq(caps_of(&c, &rec_tcp, &cfg), 0);
+	ck_assert(!c.wait_fd);
+	ck_assert_int_eq(caps_of(&c, &rec_sockets, &cfg), 0);
+	ck_assert(!c.wait_fd);
+}
+END_TEST
+
 /* Any one of FI_RMA, FI_READ, FI_REMOTE_READ missing: no rendezvous. */
 START_TEST(test_caps_no_rma_read)
 {
@@ -1982,6 +2002,7 @@ caps_suite(void)
 	tcase_add_test(tc, test_caps_context_mode);
 	tcase_add_test(tc, test_caps_no_multi_recv);
 	tcase_add_test(tc, test_caps_tcp_rxm_protocol);
+	tcase_add_test(tc, test_caps_wait_fd_config);
 	tcase_add_test(tc, test_caps_no_rma_read);
 	tcase_add_test(tc, test_caps_tiny_max_msg_size_no_wrap);
 	tcase_add_test(tc, test_caps_small_max_msg_size_keeps_order);

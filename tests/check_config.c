@@ -1126,6 +1126,38 @@ START_TEST(test_env_bad_value)
 }
 END_TEST
 
+/* progress.wait_fd: true by default, false from the file or the
+ * environment, and anything else refused with where it came from. */
+START_TEST(test_wait_fd)
+{
+	struct rmq_config cfg;
+	char              err[RMQ_CFG_ERR_MAX];
+
+	rmq_config_defaults(&cfg);
+	ck_assert_int_eq(cfg.wait_fd, 1);
+	ck_assert_int_eq(load_str(&cfg, "progress:\n  wait_fd: false\n", err,
+	                     sizeof err),
+	    0);
+	ck_assert_int_eq(cfg.wait_fd, 0);
+	ck_assert_int_eq(load_str(&cfg, "progress.wait_fd: true\n", err,
+	                     sizeof err),
+	    0);
+	ck_assert_int_eq(cfg.wait_fd, 1);
+	ck_assert_int_eq(load_str(&cfg, "progress:\n  wait_fd: 2\n", err,
+	                     sizeof err),
+	    -RMQ_ECONFIG);
+	ck_assert_msg(strstr(err, "wait_fd") != NULL, "%s", err);
+	cfg.wait_fd = 1;
+	setenv("RMQ_PROGRESS_WAIT_FD", "0", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
+	ck_assert_int_eq(cfg.wait_fd, 0);
+	setenv("RMQ_PROGRESS_WAIT_FD", "sometimes", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), -RMQ_ECONFIG);
+	ck_assert_msg(strstr(err, "RMQ_PROGRESS_WAIT_FD") != NULL, "%s", err);
+	ck_assert_int_eq(cfg.wait_fd, 0);
+}
+END_TEST
+
 START_TEST(test_env_out_of_range)
 {
 	struct rmq_config cfg;
@@ -1248,6 +1280,7 @@ config_suite(void)
 	tcase_add_test(tc, test_load_comments_only);
 	tcase_add_test(tc, test_load_full);
 	tcase_add_test(tc, test_load_example);
+	tcase_add_test(tc, test_wait_fd);
 	tcase_add_test(tc, test_provider_order);
 	tcase_add_test(tc, test_text_keys);
 	tcase_add_test(tc, test_named_sections);
