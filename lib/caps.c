@@ -81,6 +81,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 {
 	const uint64_t rd = FI_RMA | FI_READ | FI_REMOTE_READ;
 	const uint64_t wr = FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
+	const bool     one_recv = rmq_caps_one_recv(row, info);
 	uint64_t       mr;
 
 	memset(c, 0, sizeof(*c));
@@ -102,8 +103,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->ordered       = (c->msg_order & RMQ_RING_ORDER) == RMQ_RING_ORDER;
 	c->rx_cq_data    = (info->mode & FI_RX_CQ_DATA) != 0;
 	/* Not asked for, not used, whatever the provider says it has. */
-	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0 &&
-	                   !rmq_caps_one_recv(row, info);
+	c->multi_recv    = (info->caps & FI_MULTI_RECV) != 0 && !one_recv;
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD) &&
 	                   (cfg == NULL || cfg->wait_fd);
@@ -215,7 +215,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 				break;
 		c->rndv_path = order[i < 4 ? i : 3];
 	}
-	if (!c->multi_recv && !rmq_caps_one_recv(row, info))
+	if (!c->multi_recv && !one_recv)
 		return -RMQ_ENOTSUP;
 	return 0;
 }

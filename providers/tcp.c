@@ -62,7 +62,8 @@ const struct rmq_prov rmq_prov_tcp = {
 	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ONE_RECV |
 	                RMQ_PROV_ADDR_SOCKADDR |
 	                RMQ_PROV_IFACE_DOMAIN,
-	.inject_max   = 0,        /* fi_info: 64 */
+	.inject_max   = 0,        /* fi_info: 128 passed through, 64
+	                           * with rxm's own protocol */
 	.eager_max    = 0,        /* measured: the ring beats eager */
 	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
 	.rma_chunk    = 0,
