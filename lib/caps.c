@@ -173,10 +173,28 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 			c->inject_data = false;
 	}
 
-	/* eager: an eager message (or an RTS) within max_msg_size. */
+	/*
+	 * eager: an eager message (or an RTS) within max_msg_size.
+	 *
+	 * Where ofi_rxm keeps its own protocol under a ONE_RECV row (tcp,
+	 * receives are multi-recv slabs again), rxm carries a send above its
+	 * buffer size (8256 B, providers/tcp.c) by a rendezvous of its own,
+	 * which completes after the smaller sends behind it: taken from the
+	 * CQ in that order, messages came out of order (check_pipeline_rxm,
+	 * 27 Nov 2026, with tcp's eager range of 64 KiB).  There eager stays
+	 * within RMQ_SLAB_MSG_MIN whatever is asked, and the row's eager
+	 * range gives way to the ring, as measured with that protocol.
+	 */
 	c->eager_max = row->eager_max;
+	c->eager_cap = SIZE_MAX;
+	if ((row->flags & RMQ_PROV_ONE_RECV) && !one_recv) {
+		c->eager_cap = RMQ_SLAB_MSG_MIN;
+		c->eager_max = 0;
+	}
 	if (cfg != NULL && cfg->eager_max != 0)
 		c->eager_max = cfg->eager_max;
+	if (c->eager_max > c->eager_cap)
+		c->eager_max = c->eager_cap;
 	if (c->eager_max < c->inject_max)
 		c->eager_max = c->inject_max;
 	if (c->max_msg_size != 0) {

@@ -48,6 +48,7 @@ struct rmq_caps {
 	bool     inject_data;  /* header in 8 bytes of CQ data instead: */
 	size_t   inject_data_max; /* then inject carries up to inject_size */
 	size_t   eager_max;    /* payload bytes that go eager */
+	size_t   eager_cap;    /* eager_max never above (SIZE_MAX: none) */
 	size_t   rma_chunk;    /* largest fi_read/fi_write posted */
 	size_t   ring_max;     /* payload bytes that may go by ring */
 	int      rndv_path;    /* above: RNDV_READ/_WRITE/_SEND or SEG */

@@ -166,8 +166,10 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 		/* Below inject_max it is raised to it (no eager range). */
 		if (asked < c->inject_max)
 			asked = c->inject_max;
-		if (c->eager_max != asked) /* max_msg_size cut it */
-			t->src[RMQ_TH_EAGER] = RMQ_SRC_INFO;
+		if (c->eager_max != asked) /* max_msg_size cut it, or */
+			t->src[RMQ_TH_EAGER] = asked > c->eager_cap
+			                           ? RMQ_SRC_CAPS /* rxm's */
+			                           : RMQ_SRC_INFO;
 	}
 
 	t->ring_cap = ring_cap(cfg);
@@ -233,6 +235,10 @@ rmq_path_table_named(struct rmq_path_table *t, const struct rmq_caps *c,
 void
 rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
 {
+	if (t->eager_max > c->eager_cap) {
+		t->eager_max = c->eager_cap;
+		t->src[RMQ_TH_EAGER] = RMQ_SRC_CAPS;
+	}
 	if (t->eager_max < t->inject_max)
 		t->eager_max = t->inject_max;
 	if (t->eager_max > c->eager_max && c->max_msg_size != 0) {
@@ -352,6 +358,7 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 	c.prov       = prov;
 	c.inject_max = prov->inject_max;
 	c.eager_max  = cfg->eager_max != 0 ? cfg->eager_max : prov->eager_max;
+	c.eager_cap  = SIZE_MAX;
 	c.ring_max   = cfg->ring_max != 0 ? cfg->ring_max : prov->ring_max;
 	c.rndv_path  = prov->rndv_path;
 	c.rma_chunk  = SIZE_MAX;

@@ -21,17 +21,34 @@
  * rndv_read 18.3/19.8/27.0, rndv_send 16.3/17.7/40.6; at 1 MiB read 127,
  * send 135 (fi_pingpong: 158-166).
  *
- * Then with the ring (perf/compare.sh --paths, rmq_pingpong by size, two
- * runs, p50 us): eager / ring 4.9/4.5 at 64 B, 5.5/4.8 at 1 KiB, 6.6/5.6
- * at 4 KiB, 7.8/6.5 at 8 KiB; rndv_read / ring 22.5/8.6 at 16 KiB,
- * 22.3/14.2 at 32 KiB, 30.1/20.4 at 64 KiB; at 128 KiB and above
- * rndv_read (38.3 vs rndv_write 52, rndv_send 64 at 256 KiB means).
- * tcp;ofi_rxm orders writes with sends whatever we ask, so mixing the ring
- * with the other paths costs nothing here.  So: inject up to 48 B (its
- * inject size; 64 B with the header as CQ data, measured 4.76 us p50
- * against the ring's 5.05), the ring to a quarter of the ring (65520 B with
- * the default 64 x 4 KiB), rndv_read above.  No eager range: eager is
- * the fallback for a peer without a ring.
+ * Then with the ring, under rxm's own protocol (perf/compare.sh --paths,
+ * rmq_pingpong by size, two runs, p50 us): eager / ring 4.9/4.5 at 64 B,
+ * 5.5/4.8 at 1 KiB, 6.6/5.6 at 4 KiB, 7.8/6.5 at 8 KiB; rndv_read / ring
+ * 22.5/8.6 at 16 KiB, 22.3/14.2 at 32 KiB, 30.1/20.4 at 64 KiB; at 128
+ * KiB and above rndv_read (38.3 vs rndv_write 52, rndv_send 64 at 256 KiB
+ * means).  tcp;ofi_rxm orders writes with sends whatever we ask, so mixing
+ * the ring with the other paths costs nothing here.  So until 27 Nov:
+ * inject, the ring to a quarter of the ring (65520 B), rndv_read above.
+ *
+ * Passed through to the tcp provider (27 Nov 2026, perf/compare.sh -p tcp
+ * --rmq-env RMQ_LOCAL=0, the table as it was beside RMQ_EAGER_MAX=65536,
+ * mean one-way as a ratio to fi_pingpong -e rdm's in the same run; four
+ * runs each at 8 and 16 KiB, two at the other sizes): ring / eager
+ * 1.18-2.10 / 1.02-1.16 at 8 KiB, 1.48-2.04 / 0.91-1.47 at 16 KiB,
+ * 1.81-1.89 / 1.27-1.78 at 32 KiB; 1.10-1.33 / 1.09-1.32 at 1 KiB and 1.14-1.26 /
+ * 0.97-1.29 at 4 KiB (a tie); at 64 KiB rndv_read 0.69-0.91 / eager
+ * 0.71-0.72, and 57.6/70.7 against 48.7/55.9 us (why the ring lost its
+ * lead once rxm's protocol was gone was not profiled).  So eager to 64
+ * KiB, and no ring range (ring_max below eager_max: thresholds.eager_max
+ * lowered brings it back).  Receives are then 64 KiB + 16 each
+ * (lib/ep.c, 128 per endpoint): virtual memory, touched only as far as
+ * messages fill them -- many_peers tcp reqrep 8 8 10 gave the same RSS
+ * as the ring's table (client 25.1 MB, server 11.2-11.7 MB both ways).
+ * Where rxm keeps its own protocol, it carries sends above its buffer
+ * size (8256 B, below) by a rendezvous of its own, which completes after
+ * the sends behind it (check_pipeline_rxm got messages out of order):
+ * there lib/caps.c keeps the table measured with that protocol (inject,
+ * ring, rndv_read) and never lets eager go above 8 KiB.
  */
 #include "rmq.h"
 #include "prov.h"
@@ -64,8 +81,9 @@ const struct rmq_prov rmq_prov_tcp = {
 	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 128 passed through, 64
 	                           * with rxm's own protocol */
-	.eager_max    = 0,        /* measured: the ring beats eager */
-	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
+	.eager_max    = 65536,    /* measured 27 Nov: eager beats the ring */
+	.ring_max     = 65536,    /* below eager_max: no ring range unless
+	                           * thresholds.eager_max is lowered */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ,

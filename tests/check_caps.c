@@ -121,7 +121,7 @@ static const struct want want_tcp = {
 	.tagged       = true,
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 64 - RMQ_HDR_SIZE,
-	.eager_max    = 64 - RMQ_HDR_SIZE, /* row 0: no eager range */
+	.eager_max    = 65536, /* row: eager beats the ring (27 Nov) */
 	.rma_chunk    = SIZE_MAX,
 };
 
@@ -452,7 +452,7 @@ START_TEST(test_caps_inject_size_below_header)
 		ck_assert_int_eq(caps_of(&c, &r, NULL), 0);
 		ck_assert(!c.inject);
 		ck_assert_uint_eq(c.inject_max, 0);
-		/* tcp's row has no eager range (the ring wins): 0 stays 0 */
+		/* without inject, the row's eager range stays whole */
 		ck_assert_uint_eq(c.eager_max, rmq_prov_tcp.eager_max);
 	}
 }
@@ -633,11 +633,17 @@ END_TEST
  * FI_OFI_RXM_ENABLE_PASSTHRU=1); with its own protocol (FI_PROTO_RXM) the
  * receives are multi-receive slabs, which it must then grant.
  */
+static void check_path(const struct rmq_path_table *t, size_t len, int want,
+                       const char *what);
+
 START_TEST(test_caps_tcp_rxm_protocol)
 {
-	struct fi_info *info;
-	struct rmq_caps c;
-	struct rec      r = rec_tcp;
+	struct fi_info       *info;
+	struct rmq_caps       c;
+	struct rec            r = rec_tcp;
+	struct rmq_path_table t;
+	struct rmq_path_opts  o;
+	struct rmq_config     cfg;
 
 	r.protocol = FI_PROTO_RXM_TCP;
 	r.caps &= ~FI_MULTI_RECV;
@@ -648,7 +654,7 @@ START_TEST(test_caps_tcp_rxm_protocol)
 	fi_freeinfo(info);
 
 	r.protocol = FI_PROTO_RXM;
-	r.caps |= FI_MULTI_RECV;
+	r.caps |= FI_MULTI_RECV | FI_WRITE | FI_REMOTE_WRITE; /* level 0 */
 	caps_ok(&c, &r);
 	ck_assert(c.multi_recv);
 	info = info_make(&r);
@@ -657,6 +663,43 @@ START_TEST(test_caps_tcp_rxm_protocol)
 	ck_assert(!rmq_caps_one_recv(&rmq_prov_shm, info));
 	fi_freeinfo(info);
 
+	/*
+	 * rxm's own protocol: no eager range (the ring, as measured with
+	 * it), and no eager message above rxm's buffer, whatever the file
+	 * or a socket option asks: rxm's rendezvous of those completes after
+	 * the sends behind it.
+	 */
+	ck_assert_uint_eq(c.eager_max, c.inject_max);
+	ck_assert_uint_eq(c.eager_cap, RMQ_SLAB_MSG_MIN);
+	rmq_config_defaults(&cfg);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
+	ck_assert(t.ring);
+	check_path(&t, t.inject_max + 1, RMQ_PATH_RING, r.what);
+	check_path(&t, 65520, RMQ_PATH_RING, r.what);
+	cfg.eager_max = 65536;
+	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
+	ck_assert_uint_eq(c.eager_max, RMQ_SLAB_MSG_MIN);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
+	ck_assert_uint_eq(t.eager_max, RMQ_SLAB_MSG_MIN);
+	ck_assert_int_eq(t.src[RMQ_TH_EAGER], RMQ_SRC_CAPS);
+	rmq_path_opts_init(&o);
+	o.eager_max = 1 * MiB;
+	rmq_path_table_opts(&t, &o);
+	rmq_path_table_fix(&t, &c);
+	ck_assert_uint_eq(t.eager_max, RMQ_SLAB_MSG_MIN);
+	check_path(&t, RMQ_SLAB_MSG_MIN + 1, RMQ_PATH_RING, r.what);
+
+	/* Passed through: the row's eager range, 64 KiB, no cap. */
+	r.protocol = FI_PROTO_RXM_TCP;
+	r.caps &= ~FI_MULTI_RECV;
+	caps_ok(&c, &r);
+	ck_assert_uint_eq(c.eager_cap, SIZE_MAX);
+	rmq_config_defaults(&cfg);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
+	check_path(&t, 65536, RMQ_PATH_EAGER, r.what);
+	check_path(&t, 65537, RMQ_PATH_RNDV_READ, r.what);
+
+	r.protocol = FI_PROTO_RXM;
 	r.caps &= ~FI_MULTI_RECV;
 	ck_assert_int_eq(caps_of(&c, &r, NULL), -RMQ_ENOTSUP);
 }

@@ -98,9 +98,10 @@ mixed_stream(const char *prov)
 	/* Back to back from one loop: most small ones went packed. */
 	ck_assert_msg(st.coalesced > NMIX / 4, "%s: only %llu of %u coalesced",
 	              prov, (unsigned long long) st.coalesced, NMIX);
-	/* Where the table sends by ring (tcp), batches go into the peer's
-	 * ring (RBATCH), counted there: more messages went by ring than
-	 * ring-sized ones alone, so inject-sized ones went packed in it. */
+	/* Where the table sends by ring (tcp with eager_max lowered),
+	 * batches go into the peer's ring (RBATCH), counted there: more
+	 * messages went by ring than ring-sized ones alone, so inject-sized
+	 * ones went packed in it. */
 	if (strcmp(prov, "tcp") == 0) {
 		size_t inj, ringmax, n_ring = 0;
 
@@ -109,6 +110,8 @@ mixed_stream(const char *prov)
 		len = sizeof(ringmax);
 		ck_assert_int_eq(rmq_getopt(s, RMQ_RING_MAX, &ringmax, &len),
 		                 0);
+		if (eag > inj)
+			inj = eag; /* eager above inject: ring above eager */
 		for (i = 0; i < NMIX; i++) {
 			sz = mix_size(i, eag);
 			n_ring += sz > inj && sz <= ringmax;
@@ -135,6 +138,19 @@ END_TEST
 START_TEST(test_mixed_tcp)
 {
 	mixed_stream("tcp");
+}
+END_TEST
+
+/*
+ * tcp with the ring range of rmq_paths(7) (eager_max lowered to inject's:
+ * the ring from 129 B, as tcp's row had it before 27 Nov): batches go
+ * into the peer's ring.  Both processes read the variable.
+ */
+START_TEST(test_mixed_tcp_ring)
+{
+	ck_assert_int_eq(setenv("RMQ_EAGER_MAX", "1", 1), 0);
+	mixed_stream("tcp");
+	unsetenv("RMQ_EAGER_MAX");
 }
 END_TEST
 
@@ -318,6 +334,7 @@ coalesce_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_mixed_shm);
 	tcase_add_test(tc, test_mixed_tcp);
+	tcase_add_test(tc, test_mixed_tcp_ring);
 	tcase_add_test(tc, test_mixed_sockets);
 	tcase_add_test(tc, test_stall_shm);
 	tcase_add_test(tc, test_stall_tcp);
