@@ -404,9 +404,8 @@ rmq_ep_min_multi(const struct rmq_path_table *t)
 	/*
 	 * What one message into our slabs may hold: the eager limit, but
 	 * never less than RMQ_SLAB_MSG_MIN, so that seg pieces and eager
-	 * fallbacks stay large where the table sends little eagerly (tcp
-	 * with eager_max lowered to let the ring in).  Told to peers in the
-	 * HELLO.
+	 * fallbacks stay large where the table sends little eagerly (tcp:
+	 * the ring from 4 KiB up).  Told to peers in the HELLO.
 	 */
 	size_t m = RMQ_HDR_SIZE + t->eager_max;
 

@@ -30,25 +30,28 @@
  * the ring with the other paths costs nothing here.  So until 27 Nov:
  * inject, the ring to a quarter of the ring (65520 B), rndv_read above.
  *
- * Passed through to the tcp provider (27 Nov 2026, perf/compare.sh -p tcp
- * --rmq-env RMQ_LOCAL=0, the table as it was beside RMQ_EAGER_MAX=65536,
- * mean one-way as a ratio to fi_pingpong -e rdm's in the same run; four
- * runs each at 8 and 16 KiB, two at the other sizes): ring / eager
- * 1.18-2.10 / 1.02-1.16 at 8 KiB, 1.48-2.04 / 0.91-1.47 at 16 KiB,
- * 1.81-1.89 / 1.27-1.78 at 32 KiB; 1.10-1.33 / 1.09-1.32 at 1 KiB and 1.14-1.26 /
- * 0.97-1.29 at 4 KiB (a tie); at 64 KiB rndv_read 0.69-0.91 / eager
- * 0.71-0.72, and 57.6/70.7 against 48.7/55.9 us (why the ring lost its
- * lead once rxm's protocol was gone was not profiled).  So eager to 64
- * KiB, and no ring range (ring_max below eager_max: thresholds.eager_max
- * lowered brings it back).  Receives are then 64 KiB + 16 each
- * (lib/ep.c, 128 per endpoint): virtual memory, touched only as far as
- * messages fill them -- many_peers tcp reqrep 8 8 10 gave the same RSS
- * as the ring's table (client 25.1 MB, server 11.2-11.7 MB both ways).
+ * Passed through to the tcp provider (27 Nov 2026), mean one-way as a
+ * ratio to fi_pingpong -e rdm's in the same run, the ring's table
+ * (RMQ_EAGER_MAX=1) against an eager range:
+ * - between two network namespaces on a veth pair (MTU 1500,
+ *   perf/netns_latency.sh -r 5, alternating, two runs each): ring / eager
+ *   1.25-1.33 / 1.10-1.11 at 1 KiB, 1.22-1.29 / 1.12-1.28 at 4 KiB,
+ *   1.10-1.12 / 1.65-1.70 at 8 KiB, 1.32-1.51 / 1.47-1.87 at 16 KiB,
+ *   1.62-1.80 / 2.07-2.58 at 32 KiB;
+ * - on loopback (MTU 64 KiB, perf/compare.sh -p tcp --rmq-env
+ *   RMQ_LOCAL=0) eager won from 8 KiB: ring / eager 1.18-2.10 / 1.02-1.16
+ *   at 8 KiB, 1.81-1.89 / 1.27-1.78 at 32 KiB.
+ * A real network's MTU is the namespaces', so: eager to 4 KiB (a tie
+ * there, ahead at 1 KiB), the ring above to a quarter of the ring, then
+ * rndv_read.  Receives stay 8 KiB + 16 (lib/ep.c).  At 64 KiB an eager
+ * range to 64 KiB measured 0.82-0.88x between the namespaces against
+ * rndv_read's 1.38 (one run; receives of 64 KiB each): not taken.
  * Where rxm keeps its own protocol, it carries sends above its buffer
  * size (8256 B, below) by a rendezvous of its own, which completes after
- * the sends behind it (check_pipeline_rxm got messages out of order):
- * there lib/caps.c keeps the table measured with that protocol (inject,
- * ring, rndv_read) and never lets eager go above 8 KiB.
+ * the sends behind it (check_pipeline_rxm got messages out of order with
+ * a 64 KiB eager range): there lib/caps.c keeps the table measured with
+ * that protocol (inject, ring, rndv_read) and never lets eager go above
+ * 8 KiB.
  */
 #include "rmq.h"
 #include "prov.h"
@@ -81,9 +84,8 @@ const struct rmq_prov rmq_prov_tcp = {
 	                RMQ_PROV_IFACE_DOMAIN,
 	.inject_max   = 0,        /* fi_info: 128 passed through, 64
 	                           * with rxm's own protocol */
-	.eager_max    = 65536,    /* measured 27 Nov: eager beats the ring */
-	.ring_max     = 65536,    /* below eager_max: no ring range unless
-	                           * thresholds.eager_max is lowered */
+	.eager_max    = 4096,     /* measured 27 Nov (above) */
+	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
 	.rndv_path    = RMQ_PATH_RNDV_READ,

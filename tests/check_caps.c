@@ -121,7 +121,7 @@ static const struct want want_tcp = {
 	.tagged       = true,
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 64 - RMQ_HDR_SIZE,
-	.eager_max    = 65536, /* row: eager beats the ring (27 Nov) */
+	.eager_max    = 4096, /* row (27 Nov) */
 	.rma_chunk    = SIZE_MAX,
 };
 
@@ -689,12 +689,17 @@ START_TEST(test_caps_tcp_rxm_protocol)
 	ck_assert_uint_eq(t.eager_max, RMQ_SLAB_MSG_MIN);
 	check_path(&t, RMQ_SLAB_MSG_MIN + 1, RMQ_PATH_RING, r.what);
 
-	/* Passed through: the row's eager range, 64 KiB, no cap. */
+	/* Passed through: the row's eager range, no cap on what is asked. */
 	r.protocol = FI_PROTO_RXM_TCP;
 	r.caps &= ~FI_MULTI_RECV;
 	caps_ok(&c, &r);
 	ck_assert_uint_eq(c.eager_cap, SIZE_MAX);
 	rmq_config_defaults(&cfg);
+	rmq_path_table_init(&t, &c, &cfg, NULL);
+	check_path(&t, 4096, RMQ_PATH_EAGER, r.what);
+	check_path(&t, 4097, RMQ_PATH_RING, r.what);
+	cfg.eager_max = 65536;
+	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 	rmq_path_table_init(&t, &c, &cfg, NULL);
 	check_path(&t, 65536, RMQ_PATH_EAGER, r.what);
 	check_path(&t, 65537, RMQ_PATH_RNDV_READ, r.what);

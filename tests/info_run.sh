@@ -65,9 +65,9 @@ grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAI
 # FI_OFI_RXM_ENABLE_PASSTHRU=1, no FI_MULTI_RECV asked): its inject size
 # is 128, where ofi_rxm's own was 64.
 expect tcp 'inject size: +128 bytes'
-# Eager to 64 KiB, no ring range (providers/tcp.c, measured 27 Nov).
-expect tcp '129 \.\. 65536 +eager +provider row'
-expect tcp 'ring by size: none -- ring_max 65520 <= eager_max'
+# Eager to 4 KiB, then the ring (providers/tcp.c, measured 27 Nov).
+expect tcp '129 \.\. 4096 +eager +provider row'
+expect tcp '4097 \.\. 65520 +ring +provider row'
 # With rxm's own protocol (lib/caps.c): inject 64, the ring, as measured
 # with that protocol, and no eager range.
 FI_OFI_RXM_ENABLE_PASSTHRU=0 "$info" -p tcp --pattern reqrep >"$tmp/out" 2>&1 ||
@@ -125,7 +125,7 @@ expect named "\"thresholds.sockets.bulk\*.rndv\": rndv_write  # file $tmp/named.
 expect ctl 'every size +eager +forced \(YAML, socket name'
 "$info" -p tcp -c "$tmp/named.yaml" --name other >"$tmp/out" 2>&1 || fail "other: exit $?"
 expect other "socket 'other' \(no thresholds.sockets section matches\)"
-expect other '65537 \.\. +rndv_read +provider row'
+expect other '65521 \.\. +rndv_read +provider row'
 "$info" --name 'a.b' >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "bad --name: exit not 2"
 
