@@ -127,10 +127,10 @@ mixed_stream(const char *prov)
 	/* Back to back from one loop: most small ones went packed. */
 	ck_assert_msg(st.coalesced > NMIX / 4, "%s: only %llu of %u coalesced",
 	              prov, (unsigned long long) st.coalesced, NMIX);
-	/* Where the table sends by ring (tcp with eager_max lowered),
+	/* Where the table sends by ring (tcp, above its eager limit),
 	 * batches go into the peer's ring (RBATCH), counted there: more
-	 * messages went by ring than ring-sized ones alone, so inject-sized
-	 * ones went packed in it. */
+	 * messages went by ring than ring-sized ones alone, so small ones
+	 * went packed in it. */
 	if (strcmp(prov, "tcp") == 0) {
 		size_t inj, ringmax, n_ring = 0;
 

@@ -68,13 +68,13 @@ expect tcp 'inject size: +128 bytes'
 # Eager to 4 KiB, then the ring (providers/tcp.c, measured 27 Nov).
 expect tcp '129 \.\. 4096 +eager +provider row'
 expect tcp '4097 \.\. 65520 +ring +provider row'
+expect tcp 'lands only while the target progresses'
 # With rxm's own protocol (lib/caps.c): inject 64, the ring, as measured
 # with that protocol, and no eager range.
 FI_OFI_RXM_ENABLE_PASSTHRU=0 "$info" -p tcp --pattern reqrep >"$tmp/out" 2>&1 ||
 	fail "tcp rxm: exit $?"
 expect 'tcp rxm' 'caps:.*FI_MULTI_RECV'
 expect 'tcp rxm' '65 \.\. 65520 +ring +provider row'
-expect tcp 'lands only while the target progresses'
 
 cat >"$tmp/tuned.yaml" <<YAML
 thresholds:
