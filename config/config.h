@@ -139,6 +139,7 @@ struct rmq_config {
 	                          * peers share a ring */
 	size_t   local_ring;     /* local.ring: bytes of each local rx ring */
 	int      local_peers;    /* local.peers: peers of a socket with one */
+	size_t   local_split_min; /* local.split_min: both copy from here */
 	int      coalesce_us;    /* coalesce.window_us: a send this soon after
 	                          * the last one to a peer joins a batch */
 	int      flush_us;       /* coalesce.flush_us: the flusher's period */

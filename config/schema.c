@@ -410,6 +410,12 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "power of two); a "
 	    "message up to a quarter of it goes through the ring, larger "
 	    "ones by rendezvous" },
+	{ "local.split_min", RMQ_SCHEMA_SIZE, 0, 1024 * MiB, 128 * KiB, NULL,
+	    FIELD(local_split_min),
+	    "a message at least this large from a peer on this host that "
+	    "waits in its send is copied by both: the sender writes half "
+	    "into the receiver's buffer while the receiver reads the other "
+	    "half; 0: the receiver copies it all" },
 	{ "local.peers", RMQ_SCHEMA_INT, 0, 16384, 256, NULL,
 	    FIELD(local_peers),
 	    "peers of a socket that may take the local path (the first to "

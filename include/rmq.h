@@ -211,7 +211,10 @@ struct rmq_stats {
 	uint64_t auth_failures;    /* handshakes refused for authentication
 	                            * (auth.key_file): also in
 	                            * handshake_errors */
-	uint64_t reserved[7];
+	uint64_t split_copies;     /* large messages from a peer on this host
+	                            * that both sides copied, half each
+	                            * (local.split_min, rmq_paths(7)) */
+	uint64_t reserved[6];
 };
 
 /*

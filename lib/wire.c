@@ -56,6 +56,7 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 			return -RMQ_EPROTO;
 		break;
 	case RMQ_MT_GRANT:
+	case RMQ_MT_HELP:
 		if (len != RMQ_RTS_SIZE || (h->type & RMQ_MT_F_INJECT) != 0 ||
 		    h->len != 0)
 			return -RMQ_EPROTO;
@@ -82,6 +83,7 @@ rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len)
 	case RMQ_MT_CTS:
 	case RMQ_MT_RCREDIT:
 	case RMQ_MT_ABORT:
+	case RMQ_MT_HELPED:
 		if (len != RMQ_HDR_SIZE)
 			return -RMQ_EPROTO;
 		break;
@@ -104,15 +106,19 @@ rmq_rts_encode(uint8_t *b, const struct rmq_rts *r)
 int
 rmq_rts_decode(struct rmq_rts *r, const uint8_t *b)
 {
+	uint32_t way;
+
 	r->len    = rmq_get64(b);
 	r->raddr  = rmq_get64(b + 8);
 	r->rkey   = rmq_get64(b + 16);
 	r->cookie = rmq_get32(b + 24);
 	r->flags  = rmq_get32(b + 28);
-	/* One way of moving the payload, or none (read). */
-	if ((r->flags & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE | RMQ_RTS_F_CMA)) !=
-	        0 ||
-	    (r->flags & (r->flags - 1)) != 0)
+	way       = r->flags & ~RMQ_RTS_F_SHARE;
+	/* One way of moving the payload, or none (read); SHARE with CMA
+	 * only. */
+	if ((way & ~(RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE | RMQ_RTS_F_CMA)) != 0 ||
+	    (way & (way - 1)) != 0 ||
+	    ((r->flags & RMQ_RTS_F_SHARE) && way != RMQ_RTS_F_CMA))
 		return -RMQ_EPROTO;
 	return 0;
 }
@@ -295,7 +301,7 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 		h->lnonce    = rmq_get64(p + 48);
 		/* The ring's size is checked against the segment when it is
 		 * mapped (paths/local.c); these only bound the numbers. */
-		if ((h->lflags & ~RMQ_LOCAL_F_MAPPED) != 0 ||
+		if ((h->lflags & ~(RMQ_LOCAL_F_MAPPED | RMQ_LOCAL_F_SHARE)) != 0 ||
 		    (h->lfd != 0 && (h->lsize < (64u << 10) ||
 		                     h->lsize > (64u << 20) ||
 		                     (h->lsize & (h->lsize - 1)) != 0)))

@@ -38,6 +38,12 @@
  *   CTS carries the cookie in msgid.  A ring message starts with a header
  *   of type RING in the ring slot itself.
  *
+ *   HELP (local path only, to a sender whose RTS said RMQ_RTS_F_SHARE):
+ *   msgid = the RTS's cookie, and the RTS layout {length, the receiver's
+ *   address, offset in the message, cookie, 0}: the sender writes that
+ *   part of its payload there (process_vm_writev) while the receiver
+ *   reads the rest, then says HELPED {msgid = cookie, len = status}.
+ *
  * Control channel frames (TCP or Unix stream, handshake and goodbye):
  *
  *   "RMQC" | u8 version | u8 kind | u16 body length | body
@@ -63,6 +69,9 @@ enum rmq_msg_type {
 	RMQ_MT_ABORT  = 10, /* rndv_write for grant msgid failed (len) */
 	RMQ_MT_BATCH  = 11, /* coalesced: msgid messages in len bytes */
 	RMQ_MT_RBATCH = 12, /* the same, written into a ring (RMQ_FEAT_RBATCH) */
+	RMQ_MT_HELP   = 13, /* local: write this part of your RTS's payload
+	                     * into my memory (RMQ_RTS_F_SHARE) */
+	RMQ_MT_HELPED = 14, /* local: that part is written (status in len) */
 };
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
@@ -85,6 +94,8 @@ struct rmq_hdr {
 #define RMQ_RTS_F_SEND  0x1u
 #define RMQ_RTS_F_WRITE 0x2u /* answer GRANT; payload comes by fi_write */
 #define RMQ_RTS_F_CMA   0x4u /* read it from the sender's address space */
+#define RMQ_RTS_F_SHARE 0x8u /* with CMA: the sender waits in this send and
+                              * writes the part a HELP asks for */
 
 /*
  * SEG adds 8 bytes: u64 total length of the message; len is this piece.
@@ -183,6 +194,7 @@ struct rmq_hello {
 	(RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH | RMQ_FEAT_LOCAL)
 #define RMQ_LOCAL_HELLO_SIZE 56
 #define RMQ_LOCAL_F_MAPPED 0x1u /* we mapped the ring the peer announced */
+#define RMQ_LOCAL_F_SHARE  0x2u /* we answer HELP (wire.h, RMQ_MT_HELP) */
 
 struct rmq_reject {
 	uint32_t code;      /* positive librmq error code */

@@ -318,6 +318,116 @@ START_TEST(test_cma_bad_address)
 }
 END_TEST
 
+/*
+ * The split copy of a large local message (local.split_min): the victim
+ * sends 1 MiB and waits, so its RTS says it will write a part when asked.
+ * The attacker asks for bytes past the message's end (refused, counted),
+ * for a part written to an address it does not have (the victim's write
+ * fails, nothing counted: its own memory), and sends a HELPED nobody
+ * asked for (counted).  Then it receives the message as an honest peer
+ * does, split, and every byte is right.
+ */
+#define SPLIT_LEN (1024u * 1024u)
+
+static int
+serve_split_victim(rmq_socket *s, void *arg)
+{
+	struct rmq_stats st;
+	uint8_t         *b = malloc(SPLIT_LEN);
+	char             buf[16];
+	int              fails = 0;
+	ssize_t          n;
+
+	(void) arg;
+	if (b == NULL)
+		return 50;
+	test_fill(b, SPLIT_LEN, 31);
+	setopt_int(s, RMQ_SNDTIMEO, 20000);
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	n = rmq_send(s, b, SPLIT_LEN, 0);
+	if (n != (ssize_t) SPLIT_LEN) {
+		fprintf(stderr, "victim: send gave %zd\n", n);
+		fails++;
+	}
+	rmq_stats(s, &st);
+	if (st.proto_errors != 2) {
+		fprintf(stderr, "victim: proto_errors %llu, not 2\n",
+		        (unsigned long long) st.proto_errors);
+		fails++;
+	}
+	fails += rmq_send(s, GOOD, strlen(GOOD), 0) != (ssize_t) strlen(GOOD);
+	fails += rmq_recv(s, buf, sizeof(buf), 0) != 3;
+	free(b);
+	return fails;
+}
+
+/* A HELP to p for cookie: bytes [off, off + len) to raddr. */
+static void
+forge_help(rmq_socket *s, struct rmq_peer *p, uint32_t cookie, uint64_t off,
+           uint64_t len, uint64_t raddr)
+{
+	uint8_t           b[RMQ_RTS_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_rts    r = {.len = len, .raddr = raddr, .rkey = off,
+	                       .cookie = cookie};
+	struct rmq_waiter w;
+
+	rmq_hdr_fill(&h, p, RMQ_MT_HELP, cookie, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_rts_encode(b + RMQ_HDR_SIZE, &r);
+	rmq_waiter_init(&w, 5000);
+	ck_assert_int_eq(rmq_tx_small(s, p, &w, b, sizeof(b)), 0);
+}
+
+START_TEST(test_split_hostile)
+{
+	static const char *const provs[] = {"shm", "tcp"};
+	char              bep[64], ep[256], buf[32];
+	uint8_t          *b = malloc(SPLIT_LEN);
+	rmq_pollitem      it;
+	struct rmq_stats  st;
+	rmq_ctx          *ctx;
+	rmq_socket       *s;
+	struct rmq_peer  *p;
+	double            t0;
+	pid_t             pid;
+
+	ck_assert_ptr_nonnull(b);
+	setenv("RMQ_LOCAL", "1", 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr(provs[_i], bep, sizeof(bep)),
+	                   serve_split_victim, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	p = rmq_peer_at(s, 0);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p->local);
+	/* Its RTS (the socket's first rendezvous: cookie 1) is here. */
+	it = (rmq_pollitem){.socket = s, .events = RMQ_POLLIN};
+	ck_assert_int_eq(rmq_poll(&it, 1, 20000), 1);
+	forge_help(s, p, 1, SPLIT_LEN - 10, 100, (uint64_t) (uintptr_t) b);
+	forge_help(s, p, 1, 0, 4096, 4096); /* never mapped here */
+	ck_assert_int_eq(rmq_tx_ctl(s, p, RMQ_MT_HELPED, 77, 0), 0);
+	/* Its two answers (HELPED, status EPROTO then EFAULT) come to a
+	 * socket that asked nothing: counted here, before the real one. */
+	t0 = test_now();
+	do {
+		(void) rmq_reactor_progress(&s->reactor);
+		rmq_stats(s, &st);
+	} while (st.proto_errors < 2 && test_now() - t0 < 20.0);
+	ck_assert_uint_eq(st.proto_errors, 2);
+	setopt_int(s, RMQ_RCVTIMEO, 20000);
+	ck_assert_int_eq(rmq_recv(s, b, SPLIT_LEN, 0), (ssize_t) SPLIT_LEN);
+	ck_assert_uint_eq(test_check(b, SPLIT_LEN, 31), SPLIT_LEN);
+	rmq_stats(s, &st);
+	ck_assert_uint_eq(st.split_copies, 1);
+	ck_assert_uint_eq(st.proto_errors, 2);
+	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), (ssize_t) strlen(GOOD));
+	ck_assert_int_eq(rmq_send(s, "ack", 3, 0), 3);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+	free(b);
+}
+END_TEST
+
 static Suite *
 hostile_suite(void)
 {
@@ -335,6 +445,7 @@ hostile_suite(void)
 	tcase_add_test(tc, test_cts_then_die_shm);
 	tcase_add_test(tc, test_cts_then_die_tcp);
 	tcase_add_loop_test(tc, test_cma_bad_address, 0, 2);
+	tcase_add_loop_test(tc, test_split_hostile, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,10 @@
  * fi_read over the provider.  Real processes on shm and tcp, public API
  * only: every byte, order, stats, truncation, non-blocking and zero-copy
  * sends, and the fallback under a seccomp filter that makes
- * process_vm_readv fail with EPERM.
+ * process_vm_readv fail with EPERM.  A sender that waits in its send
+ * writes half of a message of local.split_min or more into the receiver
+ * while it reads the other half (split_copies); where its kernel refuses
+ * process_vm_writev, the receiver reads it all.
  *
  * The whole file runs with the local path on and a 256 KiB ring, so the
  * ring carries up to 64 KiB - 16 bytes.
@@ -35,14 +38,22 @@ static const size_t sizes[] = {
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define ROUNDS 4
 
-/* process_vm_readv fails with EPERM in this process, every thread. */
+/* How a round of echoes runs: the server's kernel refuses it
+ * process_vm_readv or process_vm_writev, or nobody splits. */
+enum { RUN_PLAIN, RUN_DENY_READ, RUN_DENY_WRITE, RUN_SPLIT_OFF };
+
+/* Large messages both sides copy, half each (local.split_min, 128 KiB by
+ * default: the sizes of 1 MiB and up here, and 3 * 65536 + 5). */
+#define NSPLIT 4
+
+/* The system call nr fails with EPERM in this process, every thread. */
 static int
-deny_cma(void)
+deny_cma(long nr)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 		         offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t) nr, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -56,18 +67,20 @@ deny_cma(void)
 	return 0;
 }
 
-/* Echo what comes, checked; arg non-NULL: without process_vm_readv. */
+/* Echo what comes, checked; arg: the RUN_* mode. */
 static int
 serve_echo(rmq_socket *s, void *arg)
 {
-	uint8_t         *b = malloc(BIGGEST);
+	uint8_t         *b    = malloc(BIGGEST);
+	int              mode = *(const int *) arg;
 	struct rmq_stats st;
 	int              fails = 0, r, i;
 	ssize_t          n;
 
 	if (b == NULL)
 		return 50;
-	if (arg != NULL && deny_cma() != 0) {
+	if ((mode == RUN_DENY_READ && deny_cma(__NR_process_vm_readv) != 0) ||
+	    (mode == RUN_DENY_WRITE && deny_cma(__NR_process_vm_writev) != 0)) {
 		fprintf(stderr, "echo: no seccomp filter\n");
 		return 51;
 	}
@@ -97,6 +110,13 @@ serve_echo(rmq_socket *s, void *arg)
 		        (unsigned long long) st.proto_errors);
 		fails++;
 	}
+	/* The client sends its large messages without waiting (RMQ_DONTWAIT
+	 * or zero-copy: it could not answer a HELP), so none is split. */
+	if (st.split_copies != 0) {
+		fprintf(stderr, "echo: %llu split copies (mode %d)\n",
+		        (unsigned long long) st.split_copies, mode);
+		fails++;
+	}
 	free(b);
 	return fails;
 }
@@ -104,7 +124,7 @@ serve_echo(rmq_socket *s, void *arg)
 /* Rounds of every size there and back: blocking, non-blocking and
  * zero-copy sends in turn. */
 static void
-round_trips(const char *prov, void *deny)
+round_trips(const char *prov, int mode)
 {
 	char             bep[64], ep[256];
 	uint8_t         *b = malloc(BIGGEST), *c = malloc(BIGGEST);
@@ -118,8 +138,10 @@ round_trips(const char *prov, void *deny)
 
 	ck_assert_ptr_nonnull(b);
 	ck_assert_ptr_nonnull(c);
+	if (mode == RUN_SPLIT_OFF)
+		setenv("RMQ_LOCAL_SPLIT_MIN", "0", 1);
 	srv = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
-	                   serve_echo, deny, ep, sizeof(ep));
+	                   serve_echo, &mode, ep, sizeof(ep));
 	open_connected(RMQ_PAIR, ep, &ctx, &s);
 	setopt_int(s, RMQ_RCVTIMEO, 30000);
 	for (r = 0; r < ROUNDS; r++)
@@ -158,6 +180,18 @@ round_trips(const char *prov, void *deny)
 	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_LOCAL], ROUNDS * NSIZES);
 	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_LOCAL], ROUNDS * NSIZES);
 	ck_assert_uint_eq(st.proto_errors, 0);
+	/* The echoes wait in their sends: large ones split -- the first two
+	 * always, then as split and whole compare (local.c, split_pick) --
+	 * unless the server cannot write into us (none, and none asked
+	 * after the first refusal) or nobody splits. */
+	if (mode == RUN_DENY_WRITE || mode == RUN_SPLIT_OFF)
+		ck_assert_uint_eq(st.split_copies, 0);
+	else
+		ck_assert_msg(st.split_copies >= 2 &&
+		                  st.split_copies <= ROUNDS * NSPLIT,
+		              "%s: %llu split copies of %d", prov,
+		              (unsigned long long) st.split_copies,
+		              ROUNDS * NSPLIT);
 	close_all(ctx, s);
 	ck_assert_int_eq(reap(srv), 0);
 	free(b);
@@ -166,7 +200,7 @@ round_trips(const char *prov, void *deny)
 
 START_TEST(test_large)
 {
-	round_trips(provs[_i], NULL);
+	round_trips(provs[_i], RUN_PLAIN);
 }
 END_TEST
 
@@ -174,9 +208,22 @@ END_TEST
  * bytes. */
 START_TEST(test_fallback)
 {
-	static int deny = 1;
+	round_trips(provs[_i], RUN_DENY_READ);
+}
+END_TEST
 
-	round_trips(provs[_i], &deny);
+/* The sender's kernel refuses process_vm_writev: it says so, and the
+ * receiver reads the rest itself, then every large message whole. */
+START_TEST(test_split_refused)
+{
+	round_trips(provs[_i], RUN_DENY_WRITE);
+}
+END_TEST
+
+/* local.split_min 0: the receiver copies every large message whole. */
+START_TEST(test_split_off)
+{
+	round_trips(provs[_i], RUN_SPLIT_OFF);
 }
 END_TEST
 
@@ -264,6 +311,8 @@ large_suite(void)
 	 * too, so where the kernel refuses it shm's fi_read fails as well
 	 * (measured: -EIO), with or without the local path. */
 	tcase_add_loop_test(tc, test_fallback, 1, 2);
+	tcase_add_loop_test(tc, test_split_refused, 0, 2);
+	tcase_add_loop_test(tc, test_split_off, 0, 2);
 	tcase_add_loop_test(tc, test_pushpull, 0, 2);
 	suite_add_tcase(su, tc);
 	return su;

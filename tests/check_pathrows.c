@@ -307,6 +307,8 @@ START_TEST(test_rows_dispatch)
 		{RMQ_MT_ABORT, RMQ_PATH_RNDV_WRITE},
 		{RMQ_MT_BATCH, RMQ_PATH_EAGER},
 		{RMQ_MT_RBATCH, -1}, /* in the ring slot, not a message */
+		{RMQ_MT_HELP, RMQ_PATH_LOCAL},
+		{RMQ_MT_HELPED, RMQ_PATH_LOCAL},
 	};
 	struct rmq_socket s;
 	size_t            i;

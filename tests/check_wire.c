@@ -357,9 +357,13 @@ START_TEST(test_rts_decode_unknown_flags)
 {
 	/* Unknown bits, and more than one way of moving the payload. */
 	static const uint32_t flags[] = {
-		0x8, RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE,
+		0x10, RMQ_RTS_F_SEND | RMQ_RTS_F_WRITE,
 		RMQ_RTS_F_SEND | RMQ_RTS_F_CMA, RMQ_RTS_F_WRITE | RMQ_RTS_F_CMA,
 		0x100, 0x80000000u, UINT32_MAX,
+		/* SHARE: with CMA only */
+		RMQ_RTS_F_SHARE, RMQ_RTS_F_SHARE | RMQ_RTS_F_SEND,
+		RMQ_RTS_F_SHARE | RMQ_RTS_F_WRITE,
+		RMQ_RTS_F_SHARE | RMQ_RTS_F_CMA | RMQ_RTS_F_SEND,
 	};
 	uint8_t        buf[RMQ_RTS_EXT_SIZE];
 	struct rmq_rts r;
@@ -378,6 +382,11 @@ START_TEST(test_rts_decode_unknown_flags)
 		rmq_rts_encode(buf, &r);
 		ck_assert_int_eq(rmq_rts_decode(&r, buf), 0);
 	}
+	memset(&r, 0, sizeof r);
+	r.flags = RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE;
+	rmq_rts_encode(buf, &r);
+	ck_assert_int_eq(rmq_rts_decode(&r, buf), 0);
+	ck_assert_uint_eq(r.flags, RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE);
 }
 END_TEST
 
@@ -594,7 +603,13 @@ START_TEST(test_ctrl_hello_local_round_trip)
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
 	                 0);
-	in.lflags = 0x2;
+	in.lflags = RMQ_LOCAL_F_MAPPED | RMQ_LOCAL_F_SHARE;
+	n = hello_encode_checked(frame, &in);
+	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
+	                                    n - RMQ_CTRL_HDR_SIZE),
+	                 0);
+	ck_assert_uint_eq(out.lflags, RMQ_LOCAL_F_MAPPED | RMQ_LOCAL_F_SHARE);
+	in.lflags = 0x4;
 	n = hello_encode_checked(frame, &in);
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
@@ -731,6 +746,38 @@ START_TEST(test_seg_header)
 	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_HDR_SIZE), 0);
 	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_HDR_SIZE + 1),
 	                 -RMQ_EPROTO);
+}
+END_TEST
+
+/* HELP carries the RTS layout and nothing in len; HELPED is a bare
+ * header (its status in len). */
+START_TEST(test_help_header)
+{
+	uint8_t        b[RMQ_RTS_SIZE + 8];
+	struct rmq_hdr h = {.version = RMQ_WIRE_VERSION, .type = RMQ_MT_HELP,
+	                    .msgid = 7};
+	struct rmq_hdr out;
+
+	memset(b, 0, sizeof b);
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_RTS_SIZE), 0);
+	ck_assert_int_eq(out.type, RMQ_MT_HELP);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_HDR_SIZE), -RMQ_EPROTO);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_RTS_SIZE + 8),
+	                 -RMQ_EPROTO);
+	h.len = 1;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_RTS_SIZE), -RMQ_EPROTO);
+	h.len  = 0;
+	h.type = RMQ_MT_HELP | RMQ_MT_F_INJECT;
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_RTS_SIZE), -RMQ_EPROTO);
+	h.type = RMQ_MT_HELPED;
+	h.len  = 1; /* EPERM */
+	rmq_hdr_encode(b, &h);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_HDR_SIZE), 0);
+	ck_assert_uint_eq(out.len, 1);
+	ck_assert_int_eq(rmq_hdr_decode(&out, b, RMQ_RTS_SIZE), -RMQ_EPROTO);
 }
 END_TEST
 
@@ -1298,6 +1345,7 @@ wire_suite(void)
 	tcase_add_test(tc, test_rts_round_trip);
 	tcase_add_test(tc, test_rts_round_trip_send_flag);
 	tcase_add_test(tc, test_rts_decode_unknown_flags);
+	tcase_add_test(tc, test_help_header);
 	tcase_add_test(tc, test_rts_layout_little_endian);
 	tcase_add_test(tc, test_ctrl_hello_round_trip);
 	tcase_add_test(tc, test_ctrl_hello_round_trip_small_addr);

@@ -12,7 +12,7 @@
  * with the last mapping.
  *
  * The rings' layout and arithmetic are in local_ring.h; writing them is
- * local_tx.c's part.
+ * local_tx.c's part, large messages local_big.c's.
  *
  * Once a peer's ring is mapped, every two-sided message to it goes into
  * the ring in order (tx.c hands DATA, CREDIT, RTS, FIN... here): so order
@@ -40,7 +40,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -140,14 +139,13 @@ rx_free(struct rmq_socket *s, struct local_peer *lp)
 
 /* ---- handshake ---- */
 
-/* How loud a same-host peer that cannot have all of the path is:
- * local.enabled true asked for it, auto only allows it. */
-static int
-miss_level(const struct rmq_socket *s)
+int
+rmq_local_miss_level(const struct rmq_socket *s)
 {
 	return s->ctx->cfg.local == RMQ_CFG_LOCAL_ON ? RMQ_LOG_WARN
 	                                             : RMQ_LOG_INFO;
 }
+
 
 static bool
 local_wanted(const struct rmq_socket *s)
@@ -188,7 +186,8 @@ local_hello_out(struct rmq_socket *s, struct rmq_peer *p,
 	h->uid       = (uint32_t) getuid();
 	h->pid       = (uint32_t) getpid();
 	h->lefd      = s->local->wid;
-	h->lflags    = lp->tx.h != NULL ? RMQ_LOCAL_F_MAPPED : 0;
+	h->lflags    = (lp->tx.h != NULL ? RMQ_LOCAL_F_MAPPED : 0) |
+	               RMQ_LOCAL_F_SHARE;
 	if (lp->rx.h != NULL) {
 		h->lfd    = (uint32_t) lp->rx_fd;
 		h->lsize  = lp->rx.size;
@@ -219,6 +218,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	}
 	lp->known = 1;
+	lp->share = (h->lflags & RMQ_LOCAL_F_SHARE) != 0;
 	lp->pid   = (pid_t) h->pid;
 	rmq_wake_name(&lp->wake, &lp->wake_len, h->pid, h->lefd);
 	/* It writes ours (if we made one) once it has mapped it: poll ours
@@ -229,7 +229,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
 	                   sizeof(why)) != 0) {
-		rmq_log(miss_level(s), "%s: on this host, but not local: %s",
+		rmq_log(rmq_local_miss_level(s), "%s: on this host, but not local: %s",
 		        p->name, why);
 		return 0;
 	}
@@ -250,75 +250,6 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
 	return 0;
-}
-
-/* ---- large messages: one copy, out of the sender's memory ---- */
-
-/* Larger than the ring takes: an RTS through the ring, and the peer
- * reads the payload from our memory in one copy; the key it also gets
- * lets it fi_read instead where the kernel says no (ptrace rules), so
- * only a domain with remote reads sends them this way. */
-bool
-rmq_local_big(const struct rmq_socket *s)
-{
-	return s->dom->caps.rma_read;
-}
-
-/*
- * An RTS's payload straight from the sender's address space into dst
- * (process_vm_readv: the kernel copies once, page by page).  The address
- * is the sender's word, but it can only make us read its own memory, and
- * at most the n bytes we asked for.  Where the kernel refuses (another
- * user's rules, Yama's ptrace scope, seccomp), the key in the same RTS
- * serves an fi_read over the provider, for this message and the peer's
- * next ones.
- */
-static int
-cma_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
-         void *dst, bool *told)
-{
-	struct local_peer *lp = local_of(p);
-	struct iovec       l, r;
-	size_t             off = 0;
-	ssize_t            got;
-
-	*told = false;
-	if (lp == NULL || lp->known <= 0 || lp->cma_off)
-		return rmq_rndv_read_move(s, p, rts, dst, told);
-	while (off < rts->len) {
-		l.iov_base = (uint8_t *) dst + off;
-		l.iov_len  = rts->len - off;
-		r.iov_base = (void *) (uintptr_t) (rts->raddr + off);
-		r.iov_len  = l.iov_len;
-		got        = process_vm_readv(lp->pid, &l, 1, &r, 1, 0);
-		if (got > 0) {
-			off += (size_t) got;
-			continue;
-		}
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 && errno == ESRCH)
-			return -RMQ_ECONNRESET; /* it is gone */
-		if (got == 0 || errno == EFAULT) {
-			s->stats.proto_errors++;
-			rmq_log(RMQ_LOG_WARN, "%s: its large message is not in "
-			        "its memory (%zu of %llu bytes read)", p->name,
-			        off, (unsigned long long) rts->len);
-			return -RMQ_EPROTO;
-		}
-		rmq_log(miss_level(s), "%s: cannot read its memory (%s): its "
-		        "large messages "
-		        "come by fi_read", p->name, strerror(errno));
-		lp->cma_off = true;
-		return rmq_rndv_read_move(s, p, rts, dst, told);
-	}
-	return 0;
-}
-
-static int
-local_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
-{
-	return rmq_rndv_fetch(s, e, dst, n, cma_move, false);
 }
 
 /* ---- reading ---- */
@@ -656,9 +587,11 @@ local_sock_fini(struct rmq_socket *s)
 const struct rmq_path_ops rmq_path_local = {
 	.id        = RMQ_PATH_LOCAL,
 	.name      = "local",
+	.rx_types  = (1u << RMQ_MT_HELP) | (1u << RMQ_MT_HELPED),
+	.on_rx     = rmq_local_on_rx,
 	.can_carry = rmq_local_can_carry,
 	.send      = rmq_local_send,
-	.fetch     = local_fetch,
+	.fetch     = rmq_local_fetch,
 	.cancel    = rmq_rndv_cancel_rx,
 	.release   = local_release,
 	.peer_gone = local_peer_gone,

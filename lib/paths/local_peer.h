@@ -18,6 +18,8 @@
 #include "progress.h"
 
 struct rmq_out;
+struct rmq_rx;
+struct rmq_rxent;
 struct rmq_socket;
 struct rmq_waiter;
 
@@ -44,6 +46,17 @@ struct local_peer {
 	pid_t            pid;      /* its process: large messages are read
 	                            * from its memory (process_vm_readv) */
 	bool             cma_off;  /* that failed once: fi_read from now */
+	bool             share;    /* it answers HELP (RMQ_LOCAL_F_SHARE) */
+	bool             share_off; /* its help failed once: not asked again */
+	/* Our HELP of a large message it sends us, while we read the rest:
+	 * 0 none, 1 asked, 2 HELPED came (help_status). */
+	int              help_state;
+	uint32_t         help_cookie;
+	int              help_status; /* 0 or a positive errno */
+	/* Which copy pays for its large messages (local.c, split_pick):
+	 * how many could split, and bytes per ns, whole [0] and split [1]. */
+	uint64_t         big_n;
+	double           rate[2];
 };
 
 /* The socket's. */
@@ -62,6 +75,16 @@ local_of(const struct rmq_peer *p)
 {
 	return p->path[RMQ_PATH_LOCAL];
 }
+
+/* How loud a same-host peer that cannot have all of the path is
+ * (local.c): local.enabled true asked for it, auto only allows it. */
+int rmq_local_miss_level(const struct rmq_socket *s);
+
+/* Large messages (local_big.c): the row's fetch, and HELP and HELPED. */
+int  rmq_local_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst,
+                     size_t n);
+void rmq_local_on_rx(struct rmq_socket *s, struct rmq_peer *p,
+                     const struct rmq_rx *rx);
 
 /* One byte to lp's wake socket: its reader (or its writer short of room)
  * sleeps there. */

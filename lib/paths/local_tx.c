@@ -190,8 +190,18 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 			.access    = FI_REMOTE_READ,
 			.remote    = true,
 		};
+		/* It may ask us to write part of it (local.c, split_at):
+		 * rmq_rndv_send keeps the flag only if this send waits. */
+		static const struct rmq_rndv_how share = {
+			.path      = RMQ_PATH_LOCAL,
+			.rts_flags = RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE,
+			.access    = FI_REMOTE_READ,
+			.remote    = true,
+		};
+		const struct local_peer *lp = local_of(p);
 
-		return rmq_rndv_send(s, p, w, o, msgid, flags, &cma);
+		return rmq_rndv_send(s, p, w, o, msgid, flags,
+		                     lp != NULL && lp->share ? &share : &cma);
 	}
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(hb, &h);

@@ -252,6 +252,10 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r->len = o->len;
 	memset(&rts, 0, sizeof(rts));
 	rts.flags = how->rts_flags;
+	/* Helping the reader copy (local): only a send that waits here,
+	 * progressing until FIN, can promise to answer its HELP. */
+	if (!r->waited)
+		rts.flags &= ~RMQ_RTS_F_SHARE;
 	if (how->remote) {
 		/* The peer reads it: registered for that only, until FIN. */
 		rc = rmq_mr_reg(s, (void *) r->src, o->len, how->access, &r->mr,
