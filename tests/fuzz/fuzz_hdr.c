@@ -8,8 +8,8 @@
  * where none is sent).  Then the descriptors after the header, decoded as
  * the paths decode them:
  *
- *   RTS, GRANT  rmq_rts_decode (rndv.c, rndv_write.c): length, address,
- *               key, cookie, flags
+ *   RTS, GRANT, HELP  rmq_rts_decode (rndv.c, rndv_write.c,
+ *               local_big.c): length, address, key, cookie, flags
  *   SEG         rmq_seg_decode (seg.c): the total length
  *   RING        the first 16 bytes as ring.c decodes a ring slot's header
  *               (rmq_hdr_decode with len = RMQ_HDR_SIZE)
@@ -43,6 +43,7 @@ check_layout(const struct rmq_hdr *h, size_t len)
 		break;
 	case RMQ_MT_RTS:
 	case RMQ_MT_GRANT:
+	case RMQ_MT_HELP:
 		FUZZ_CHECK(len == RMQ_RTS_SIZE && !inject && h->len == 0,
 		           "type %u: %zu bytes, len %u, inject %d", t, len,
 		           h->len, inject);
@@ -71,6 +72,7 @@ check_layout(const struct rmq_hdr *h, size_t len)
 	case RMQ_MT_CTS:
 	case RMQ_MT_RCREDIT:
 	case RMQ_MT_ABORT:
+	case RMQ_MT_HELPED:
 		FUZZ_CHECK(len == RMQ_HDR_SIZE, "type %u in %zu bytes", t, len);
 		break;
 	default:
@@ -100,7 +102,7 @@ hdr_round_trip(const struct rmq_hdr *h, const uint8_t *msg, size_t len)
 	free(copy);
 }
 
-/* RTS and GRANT: the 32 bytes after the header. */
+/* RTS, GRANT and HELP: the 32 bytes after the header. */
 static void
 rts(const uint8_t *ext)
 {
@@ -112,7 +114,8 @@ rts(const uint8_t *ext)
 	memset(&r, 0, sizeof r);
 	rc    = rmq_rts_decode(&r, ext);
 	valid = flags == 0 || flags == RMQ_RTS_F_SEND ||
-	        flags == RMQ_RTS_F_WRITE || flags == RMQ_RTS_F_CMA;
+	        flags == RMQ_RTS_F_WRITE || flags == RMQ_RTS_F_CMA ||
+	        flags == (RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE);
 	FUZZ_CHECK(rc == 0 || rc == -RMQ_EPROTO, "rts_decode returned %d",
 	           rc);
 	FUZZ_CHECK((rc == 0) == valid, "flags %#x: %d", flags, rc);
@@ -211,6 +214,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		switch (h.type & RMQ_MT_MASK) {
 		case RMQ_MT_RTS:
 		case RMQ_MT_GRANT:
+		case RMQ_MT_HELP:
 			rts(msg + RMQ_HDR_SIZE);
 			break;
 		case RMQ_MT_SEG:

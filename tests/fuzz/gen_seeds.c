@@ -165,10 +165,10 @@ static void
 hdr_seeds(void)
 {
 	static const char *const names[] = {"fin", "credit", "cts", "rcredit",
-	                                    "abort"};
+	                                    "abort", "helped"};
 	static const uint8_t     types[] = {RMQ_MT_FIN, RMQ_MT_CREDIT,
 	                                    RMQ_MT_CTS, RMQ_MT_RCREDIT,
-	                                    RMQ_MT_ABORT};
+	                                    RMQ_MT_ABORT, RMQ_MT_HELPED};
 	uint8_t        b[256];
 	struct rmq_rts r;
 	size_t         n, i;
@@ -192,6 +192,15 @@ hdr_seeds(void)
 	r.flags = RMQ_RTS_F_CMA;
 	rmq_rts_encode(b + n, &r);
 	put_file("fuzz_hdr", "rts-cma", b, RMQ_RTS_SIZE);
+	r.flags = RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE;
+	rmq_rts_encode(b + n, &r);
+	put_file("fuzz_hdr", "rts-cma-share", b, RMQ_RTS_SIZE);
+	/* HELP: {length, the asker's buffer, offset, cookie, 0}; msgid the
+	 * cookie. */
+	r = (struct rmq_rts){1u << 19, 0x7f0000300000ull, 1u << 19, 77, 0};
+	n = msg(b, RMQ_MT_HELP, 77, 0);
+	rmq_rts_encode(b + n, &r);
+	put_file("fuzz_hdr", "help", b, RMQ_RTS_SIZE);
 	/* GRANT: {length, our buffer, key, grant id, 0}; msgid the cookie. */
 	r = (struct rmq_rts){1u << 20, 0x7f0000200000ull, 0x55, 9, 0};
 	n = msg(b, RMQ_MT_GRANT, 77, 0);
@@ -199,7 +208,10 @@ hdr_seeds(void)
 	put_file("fuzz_hdr", "grant", b, RMQ_RTS_SIZE);
 
 	for (i = 0; i < sizeof types; i++) {
-		n = msg(b, types[i], 77, types[i] == RMQ_MT_ABORT ? 71 : 4);
+		n = msg(b, types[i], 77,
+		        types[i] == RMQ_MT_ABORT || types[i] == RMQ_MT_HELPED
+		            ? 71
+		            : 4);
 		put_file("fuzz_hdr", names[i], b, n);
 	}
 
