@@ -18,7 +18,6 @@
  * usage: copy_floor [-S SIZES] [--cpus A,B] [-I ITERS] [--runs N] [--csv]
  */
 #include <getopt.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -29,10 +28,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SIZES_MAX 32
+#include "bench.h"
+
 #define RING      (512u * 1024u)
 #define HDR       24u /* librmq's record prefix and header */
 
@@ -41,48 +40,6 @@ struct shared {
 	_Alignas(64) _Atomic uint64_t pong;
 	_Alignas(64) uint8_t ring[2][RING]; /* one per direction */
 };
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
-}
-
-static void
-pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	(void) sched_setaffinity(0, sizeof(set), &set);
-}
-
-static int
-parse_sizes(const char *s, size_t *v, int *n)
-{
-	char *end;
-
-	for (*n = 0; *s != '\0' && *n < SIZES_MAX; (*n)++) {
-		unsigned long long x = strtoull(s, &end, 10);
-
-		if (end == s)
-			return -1;
-		switch (*end) {
-		case 'k': case 'K': x <<= 10; end++; break;
-		case 'm': case 'M': x <<= 20; end++; break;
-		default: break;
-		}
-		if (x == 0 || x > RING / 2 || (*end != ',' && *end != '\0'))
-			return -1;
-		v[*n] = (size_t) x;
-		s     = *end == ',' ? end + 1 : end;
-	}
-	return *n > 0 && *s == '\0' ? 0 : -1;
-}
 
 /* The next record's offset in a ring, as librmq's: 8-byte aligned, and
  * back to the start where it would not fit before the end. */
@@ -107,7 +64,7 @@ echo(struct shared *sh, size_t n, uint64_t total, int cpu)
 	size_t   in = 0, out = 0, at;
 	uint64_t i;
 
-	pin(cpu);
+	(void) pp_pin(cpu);
 	if (buf == NULL)
 		_exit(1);
 	for (i = 1; i <= total; i++) {
@@ -147,10 +104,10 @@ one_run(size_t n, uint64_t iters, const int cpus[2])
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		echo(sh, n, warm + iters, cpus[1]);
 	}
-	pin(cpus[0]);
+	(void) pp_pin(cpus[0]);
 	for (i = 1; i <= warm + iters; i++) {
 		if (i == warm + 1)
-			t0 = now_s();
+			t0 = pp_now_us();
 		at = next_at(&out, n);
 		memcpy(sh->ring[0] + at, buf, n);
 		buf[i % n]++; /* a new message each time */
@@ -160,7 +117,7 @@ one_run(size_t n, uint64_t iters, const int cpus[2])
 		at = next_at(&in, n);
 		memcpy(buf, sh->ring[1] + at, n);
 	}
-	t0 = (now_s() - t0) / (double) iters / 2 * 1e6;
+	t0 = (pp_now_us() - t0) / (double) iters / 2;
 	if (waitpid(kid, &st, 0) != kid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		t0 = -1;
@@ -179,7 +136,7 @@ main(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	size_t   sizes[SIZES_MAX] = {65536};
+	size_t   sizes[PP_MAX_SIZES] = {65536};
 	int      nsizes = 1, cpus[2] = {0, 1}, runs = 1, c, k, r;
 	long     iters = 0;
 	bool     csv = false;
@@ -188,7 +145,13 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "S:I:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'S':
-			if (parse_sizes(optarg, sizes, &nsizes) != 0) {
+			if (pp_parse_sizes(optarg, sizes, &nsizes) != 0)
+				nsizes = 0;
+			for (k = 0; k < nsizes && sizes[k] > 0 &&
+			            sizes[k] <= RING / 2;
+			     k++)
+				;
+			if (nsizes == 0 || k < nsizes) {
 				fprintf(stderr, "copy_floor: bad -S %s (1 B to "
 				        "256 KiB)\n", optarg);
 				return 2;

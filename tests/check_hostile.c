@@ -244,6 +244,23 @@ START_TEST(test_cts_then_die_tcp)
 }
 END_TEST
 
+/* A message of the RTS layout (RTS, HELP) to p, through the ring where p
+ * is local, as an honest one goes. */
+static void
+forge_rts_layout(rmq_socket *s, struct rmq_peer *p, int type, uint32_t msgid,
+                 const struct rmq_rts *r)
+{
+	uint8_t           b[RMQ_RTS_SIZE];
+	struct rmq_hdr    h;
+	struct rmq_waiter w;
+
+	rmq_hdr_fill(&h, p, type, msgid, 0);
+	rmq_hdr_encode(b, &h);
+	rmq_rts_encode(b + RMQ_HDR_SIZE, r);
+	rmq_waiter_init(&w, 5000);
+	ck_assert_int_eq(rmq_tx_small(s, p, &w, b, sizeof(b)), 0);
+}
+
 /*
  * A local peer's large-message RTS names an address that is not in its
  * memory: the receive that takes it fails with -RMQ_EPROTO, counted, and
@@ -283,14 +300,11 @@ START_TEST(test_cma_bad_address)
 {
 	static const char *const provs[] = {"shm", "tcp"};
 	char              bep[64], ep[256], buf[16];
-	uint8_t           b[RMQ_RTS_SIZE];
-	struct rmq_hdr    h;
 	struct rmq_rts    r = {.len    = 200000,
 	                       .raddr  = 4096, /* never mapped */
 	                       .rkey   = 0,
 	                       .cookie = 4242,
 	                       .flags  = RMQ_RTS_F_CMA};
-	struct rmq_waiter w;
 	rmq_ctx          *ctx;
 	rmq_socket       *s;
 	struct rmq_peer  *p;
@@ -303,12 +317,7 @@ START_TEST(test_cma_bad_address)
 	p = rmq_peer_at(s, 0);
 	ck_assert_ptr_nonnull(p);
 	ck_assert(p->local);
-	/* Through the ring, as an honest large message's RTS goes. */
-	rmq_hdr_fill(&h, p, RMQ_MT_RTS, 0, 0);
-	rmq_hdr_encode(b, &h);
-	rmq_rts_encode(b + RMQ_HDR_SIZE, &r);
-	rmq_waiter_init(&w, 5000);
-	ck_assert_int_eq(rmq_tx_small(s, p, &w, b, sizeof(b)), 0);
+	forge_rts_layout(s, p, RMQ_MT_RTS, 0, &r);
 	ck_assert_int_eq(rmq_send(s, GOOD, strlen(GOOD), 0),
 	                 (ssize_t) strlen(GOOD));
 	setopt_int(s, RMQ_RCVTIMEO, 20000);
@@ -366,17 +375,10 @@ static void
 forge_help(rmq_socket *s, struct rmq_peer *p, uint32_t cookie, uint64_t off,
            uint64_t len, uint64_t raddr)
 {
-	uint8_t           b[RMQ_RTS_SIZE];
-	struct rmq_hdr    h;
-	struct rmq_rts    r = {.len = len, .raddr = raddr, .rkey = off,
-	                       .cookie = cookie};
-	struct rmq_waiter w;
+	struct rmq_rts r = {.len = len, .raddr = raddr, .rkey = off,
+	                    .cookie = cookie};
 
-	rmq_hdr_fill(&h, p, RMQ_MT_HELP, cookie, 0);
-	rmq_hdr_encode(b, &h);
-	rmq_rts_encode(b + RMQ_HDR_SIZE, &r);
-	rmq_waiter_init(&w, 5000);
-	ck_assert_int_eq(rmq_tx_small(s, p, &w, b, sizeof(b)), 0);
+	forge_rts_layout(s, p, RMQ_MT_HELP, cookie, &r);
 }
 
 START_TEST(test_split_hostile)

@@ -146,7 +146,6 @@ rmq_local_miss_level(const struct rmq_socket *s)
 	                                             : RMQ_LOG_INFO;
 }
 
-
 static bool
 local_wanted(const struct rmq_socket *s)
 {
@@ -229,8 +228,8 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 		return 0;
 	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
 	                   sizeof(why)) != 0) {
-		rmq_log(rmq_local_miss_level(s), "%s: on this host, but not local: %s",
-		        p->name, why);
+		rmq_log(rmq_local_miss_level(s),
+		        "%s: on this host, but not local: %s", p->name, why);
 		return 0;
 	}
 	lp->tail   = atomic_load(&lp->tx.h->tail);

@@ -8,6 +8,7 @@
  * receiver reads the first, if that measured faster.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,36 @@ rmq_local_big(const struct rmq_socket *s)
 }
 
 /*
+ * len bytes between our mine and pid's theirs, by process_vm_readv (into
+ * ours) or process_vm_writev (into its), however many calls the kernel
+ * takes; *done: the bytes moved.  0, or the errno of the call that
+ * stopped (EFAULT where it moved nothing).
+ */
+static int
+vm_copy(pid_t pid, uint8_t *mine, uint64_t theirs, size_t len, bool write,
+        size_t *done)
+{
+	struct iovec l, r;
+	ssize_t      got;
+
+	for (*done = 0; *done < len;) {
+		l.iov_base = mine + *done;
+		l.iov_len  = len - *done;
+		r.iov_base = (void *) (uintptr_t) (theirs + *done);
+		r.iov_len  = l.iov_len;
+		got        = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+		                   : process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (got > 0)
+			*done += (size_t) got;
+		else if (got == 0)
+			return EFAULT;
+		else if (errno != EINTR)
+			return errno;
+	}
+	return 0;
+}
+
+/*
  * Bytes [from, to) of an RTS's payload straight from the sender's address
  * space into dst + from (process_vm_readv: the kernel copies once, page
  * by page).  The address is the sender's word, but it can only make us
@@ -51,48 +82,37 @@ static int
 cma_read(struct rmq_socket *s, struct local_peer *lp, const struct rmq_rts *rts,
          uint8_t *dst, size_t from, size_t to)
 {
-	struct rmq_peer *p   = lp->p;
-	size_t           off = from;
-	struct iovec     l, r;
-	ssize_t          got;
+	struct rmq_peer *p = lp->p;
+	size_t           done;
+	int              err;
 
-	while (off < to) {
-		l.iov_base = dst + off;
-		l.iov_len  = to - off;
-		r.iov_base = (void *) (uintptr_t) (rts->raddr + off);
-		r.iov_len  = l.iov_len;
-		got        = process_vm_readv(lp->pid, &l, 1, &r, 1, 0);
-		if (got > 0) {
-			off += (size_t) got;
-			continue;
-		}
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 && errno == ESRCH)
-			return -RMQ_ECONNRESET; /* it is gone */
-		if (got == 0 || errno == EFAULT) {
-			s->stats.proto_errors++;
-			rmq_log(RMQ_LOG_WARN, "%s: its large message is not in "
-			        "its memory (%zu of %llu bytes read)", p->name,
-			        off, (unsigned long long) rts->len);
-			return -RMQ_EPROTO;
-		}
-		rmq_log(rmq_local_miss_level(s), "%s: cannot read its memory (%s): its "
-		        "large messages come by fi_read", p->name,
-		        strerror(errno));
-		lp->cma_off = true;
-		return 1;
+	err = vm_copy(lp->pid, dst + from, rts->raddr + from, to - from, false,
+	              &done);
+	if (err == 0)
+		return 0;
+	if (err == ESRCH)
+		return -RMQ_ECONNRESET; /* it is gone */
+	if (err == EFAULT) {
+		s->stats.proto_errors++;
+		rmq_log(RMQ_LOG_WARN, "%s: its large message is not in its "
+		        "memory (%zu of %llu bytes read)", p->name, from + done,
+		        (unsigned long long) rts->len);
+		return -RMQ_EPROTO;
 	}
-	return 0;
+	rmq_log(rmq_local_miss_level(s), "%s: cannot read its memory (%s): "
+	        "its large messages come by fi_read", p->name, strerror(err));
+	lp->cma_off = true;
+	return 1;
 }
 
 /*
  * Where the sender waits in its send (RMQ_RTS_F_SHARE), both copy: it
  * writes the second part into our buffer (process_vm_writev) while we
- * read the first, two cores at once -- 1 MiB in 13.9-14.7 GB/s against
- * one read's 7.9-9.1 between two pinned processes (27 Nov 2026).  The
- * split: the offset of the page of dst nearest the middle; the whole
- * length where there is none.
+ * read the first, two cores at once -- 1 MiB at 1.66x (shm socket) and
+ * 1.78x (tcp socket) a bare process_vm_readv, against 0.94 and 0.98 in
+ * one copy (perf/compare.sh --cma -r 9, 27 Nov 2026).  The split: the
+ * offset of the page of dst nearest the middle; the whole length where
+ * there is none.
  */
 static size_t
 split_at(const struct rmq_socket *s, const struct local_peer *lp,
@@ -103,7 +123,7 @@ split_at(const struct rmq_socket *s, const struct local_peer *lp,
 	size_t    cut;
 
 	if (!(rts->flags & RMQ_RTS_F_SHARE) || !lp->share || lp->share_off ||
-	    min == 0 || rts->len < min || lp->help_state != 0)
+	    min == 0 || rts->len < min || lp->help_state != LOCAL_HELP_NONE)
 		return rts->len;
 	mid = ((uintptr_t) dst + rts->len / 2) & ~(uintptr_t) 4095;
 	cut = mid > (uintptr_t) dst ? (size_t) (mid - (uintptr_t) dst) : 0;
@@ -165,13 +185,13 @@ help_ask(struct rmq_socket *s, struct local_peer *lp, const struct rmq_rts *rts,
 	rmq_hdr_fill(&h, p, RMQ_MT_HELP, rts->cookie, 0);
 	rmq_hdr_encode(b, &h);
 	rmq_rts_encode(b + RMQ_HDR_SIZE, &ask);
-	lp->help_state  = 1;
+	lp->help_state  = LOCAL_HELP_ASKED;
 	lp->help_cookie = rts->cookie;
 	rmq_waiter_init(&w, 1000);
 	rc = rmq_tx_small(s, p, &w, b, sizeof(b));
 	if (rc != 0) {
 		p->owed       += h.credits;
-		lp->help_state = 0;
+		lp->help_state = LOCAL_HELP_NONE;
 	}
 	return rc;
 }
@@ -192,7 +212,7 @@ help_came(void *arg)
 {
 	struct help_wait *hw = arg;
 
-	if (hw->lp->help_state == 2)
+	if (hw->lp->help_state == LOCAL_HELP_DONE)
 		return 1;
 	if (hw->p->state != RMQ_PEER_DEAD)
 		return 0;
@@ -214,15 +234,15 @@ help_wait(struct rmq_socket *s, struct local_peer *lp)
 
 	rmq_waiter_init(&w, -1);
 	rc = rmq_wait_until(&s->reactor, &w, 0, help_came, &hw);
-	if (rc == 0 && lp->help_state == 2)
+	if (rc == 0 && lp->help_state == LOCAL_HELP_DONE)
 		rc = lp->help_status;
 	else if (rc == 0)
 		rc = -RMQ_ECONNRESET;
-	lp->help_state = 0;
+	lp->help_state = LOCAL_HELP_NONE;
 	if (rc > 0 && !lp->share_off) {
-		rmq_log(rmq_local_miss_level(s), "%s: cannot write into our memory (%s): "
-		        "we read its large messages whole", lp->p->name,
-		        strerror(rc));
+		rmq_log(rmq_local_miss_level(s), "%s: cannot write into our "
+		        "memory (%s): we read its large messages whole",
+		        lp->p->name, strerror(rc));
 		lp->share_off = true;
 	}
 	return rc;
@@ -277,50 +297,23 @@ cma_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 
 /* ---- helping: the sending side of a split copy ---- */
 
-/* len bytes from src into pid's memory at raddr: 0 or a positive errno. */
-static int
-help_write(pid_t pid, const uint8_t *src, uint64_t raddr, uint64_t len)
-{
-	uint64_t     off = 0;
-	struct iovec l, r;
-	ssize_t      got;
-
-	while (off < len) {
-		l.iov_base = (void *) (uintptr_t) (src + off);
-		l.iov_len  = (size_t) (len - off);
-		r.iov_base = (void *) (uintptr_t) (raddr + off);
-		r.iov_len  = l.iov_len;
-		got        = process_vm_writev(pid, &l, 1, &r, 1, 0);
-		if (got > 0) {
-			off += (uint64_t) got;
-			continue;
-		}
-		if (got < 0 && errno == EINTR)
-			continue;
-		return got == 0 ? EFAULT : errno;
-	}
-	return 0;
-}
-
 /* HELP: write the part asked of the send it names, then say HELPED. */
 static void
 help_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
 	struct local_peer  *lp = local_of(p);
-	struct rmq_rndv_tx *r;
+	struct rmq_rndv_tx *r  = rmq_rndv_find(s, p, rx->h->msgid,
+	                                       RMQ_PATH_LOCAL);
 	struct rmq_rts      ask;
+	size_t              done;
 	int                 err;
 
-	for (r = s->rndv->list; r != NULL; r = r->next)
-		if (r->cookie == rx->h->msgid && r->peer == p && !r->done)
-			break;
 	if (rmq_rts_decode(&ask, rx->ext) != 0 || ask.cookie != rx->h->msgid ||
 	    ask.flags != 0) {
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "bad HELP from %s", p->name);
 		err = EPROTO;
-	} else if (r == NULL || r->path != RMQ_PATH_LOCAL || lp == NULL ||
-	           lp->known <= 0) {
+	} else if (r == NULL || lp == NULL || lp->known <= 0) {
 		rmq_log(RMQ_LOG_DEBUG, "HELP from %s for no send of ours (%u)",
 		        p->name, rx->h->msgid);
 		err = ENOENT;
@@ -333,8 +326,9 @@ help_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		        (unsigned long long) ask.len, r->len);
 		err = EPROTO;
 	} else {
-		err = help_write(lp->pid, (const uint8_t *) r->src + ask.rkey,
-		                 ask.raddr, ask.len);
+		/* Our own payload, read only: vm_copy writes from it. */
+		err = vm_copy(lp->pid, (uint8_t *) (uintptr_t) r->src + ask.rkey,
+		              ask.raddr, (size_t) ask.len, true, &done);
 	}
 	(void) rmq_tx_ctl(s, p, RMQ_MT_HELPED, rx->h->msgid, (uint32_t) err);
 }
@@ -345,7 +339,7 @@ helped_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 {
 	struct local_peer *lp = local_of(p);
 
-	if (lp == NULL || lp->help_state != 1 ||
+	if (lp == NULL || lp->help_state != LOCAL_HELP_ASKED ||
 	    rx->h->msgid != lp->help_cookie) {
 		s->stats.proto_errors++;
 		rmq_log(RMQ_LOG_WARN, "HELPED from %s that we did not ask "
@@ -353,7 +347,7 @@ helped_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		return;
 	}
 	lp->help_status = rx->h->len < 4096 ? (int) rx->h->len : EPROTO;
-	lp->help_state  = 2;
+	lp->help_state  = LOCAL_HELP_DONE;
 }
 
 void
@@ -371,4 +365,3 @@ rmq_local_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 {
 	return rmq_rndv_fetch(s, e, dst, n, cma_move, false);
 }
-

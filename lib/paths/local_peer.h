@@ -23,6 +23,8 @@ struct rmq_rxent;
 struct rmq_socket;
 struct rmq_waiter;
 
+enum { LOCAL_HELP_NONE, LOCAL_HELP_ASKED, LOCAL_HELP_DONE };
+
 /* This path's state for one peer. */
 struct local_peer {
 	struct rmq_peer *p;
@@ -48,12 +50,12 @@ struct local_peer {
 	bool             cma_off;  /* that failed once: fi_read from now */
 	bool             share;    /* it answers HELP (RMQ_LOCAL_F_SHARE) */
 	bool             share_off; /* its help failed once: not asked again */
-	/* Our HELP of a large message it sends us, while we read the rest:
-	 * 0 none, 1 asked, 2 HELPED came (help_status). */
+	/* Our HELP of a large message it sends us, while we read the rest
+	 * (LOCAL_HELP_*; DONE: its HELPED came, with help_status). */
 	int              help_state;
 	uint32_t         help_cookie;
 	int              help_status; /* 0 or a positive errno */
-	/* Which copy pays for its large messages (local.c, split_pick):
+	/* Which copy pays for its large messages (local_big.c, split_pick):
 	 * how many could split, and bytes per ns, whole [0] and split [1]. */
 	uint64_t         big_n;
 	double           rate[2];

@@ -190,7 +190,7 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 			.access    = FI_REMOTE_READ,
 			.remote    = true,
 		};
-		/* It may ask us to write part of it (local.c, split_at):
+		/* It may ask us to write part of it (local_big.c, split_at):
 		 * rmq_rndv_send keeps the flag only if this send waits. */
 		static const struct rmq_rndv_how share = {
 			.path      = RMQ_PATH_LOCAL,
