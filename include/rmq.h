@@ -214,7 +214,11 @@ struct rmq_stats {
 	uint64_t split_copies;     /* large messages from a peer on this host
 	                            * that both sides copied, half each
 	                            * (local.split_min, rmq_paths(7)) */
-	uint64_t reserved[6];
+	uint64_t direct_copies;    /* messages from a peer on this host read
+	                            * straight from its memory, not through
+	                            * the ring (large and, where it costs
+	                            * less, mid-sized; rmq_paths(7)) */
+	uint64_t reserved[5];
 };
 
 /*

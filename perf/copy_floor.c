@@ -15,7 +15,13 @@
  * (each run forks anew: where the two processes land decides what a
  * line costs to move between them, and that can change from run to run).
  *
- * usage: copy_floor [-S SIZES] [--cpus A,B] [-I ITERS] [--runs N] [--csv]
+ * --copies also times each copy of the timing side (into the ring, and
+ * out of it once the other side's flag is seen), mean us per message:
+ * which of the two a placement makes slow.  The clock reads add to the
+ * one-way time, so it is a separate run.
+ *
+ * usage: copy_floor [-S SIZES] [--cpus A,B] [-I ITERS] [--runs N] [--copies]
+ *                   [--csv]
  */
 #include <getopt.h>
 #include <signal.h>
@@ -79,15 +85,17 @@ echo(struct shared *sh, size_t n, uint64_t total, int cpu)
 	_exit(0);
 }
 
-/* One run: fork the echo side, time iters round trips; -1 on error. */
+/* One run: fork the echo side, time iters round trips; -1 on error.
+ * copies: the mean us of each copy into cin and cout, else NULL. */
 static double
-one_run(size_t n, uint64_t iters, const int cpus[2])
+one_run(size_t n, uint64_t iters, const int cpus[2], double *cin,
+        double *cout)
 {
 	struct shared *sh;
 	uint8_t       *buf = malloc(n);
 	uint64_t       warm = iters / 10, i;
 	size_t         in = 0, out = 0, at;
-	double         t0 = 0;
+	double         t0 = 0, t, tin = 0, tout = 0;
 	pid_t          kid;
 	int            st;
 
@@ -109,15 +117,25 @@ one_run(size_t n, uint64_t iters, const int cpus[2])
 		if (i == warm + 1)
 			t0 = pp_now_us();
 		at = next_at(&out, n);
+		t = cin != NULL ? pp_now_us() : 0;
 		memcpy(sh->ring[0] + at, buf, n);
+		if (cin != NULL && i > warm)
+			tin += pp_now_us() - t;
 		buf[i % n]++; /* a new message each time */
 		atomic_store_explicit(&sh->ping, i, memory_order_release);
 		while (atomic_load_explicit(&sh->pong, memory_order_acquire) != i)
 			;
 		at = next_at(&in, n);
+		t = cout != NULL ? pp_now_us() : 0;
 		memcpy(buf, sh->ring[1] + at, n);
+		if (cout != NULL && i > warm)
+			tout += pp_now_us() - t;
 	}
 	t0 = (pp_now_us() - t0) / (double) iters / 2;
+	if (cin != NULL) {
+		*cin  = tin / (double) iters;
+		*cout = tout / (double) iters;
+	}
 	if (waitpid(kid, &st, 0) != kid || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) != 0)
 		t0 = -1;
@@ -133,14 +151,15 @@ main(int argc, char **argv)
 	    {"cpus", required_argument, NULL, 'c'},
 	    {"runs", required_argument, NULL, 'r'},
 	    {"csv", no_argument, NULL, 'v'},
+	    {"copies", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	size_t   sizes[PP_MAX_SIZES] = {65536};
 	int      nsizes = 1, cpus[2] = {0, 1}, runs = 1, c, k, r;
 	long     iters = 0;
-	bool     csv = false;
-	double   us;
+	bool     csv = false, copies = false;
+	double   us, cin = 0, cout = 0;
 
 	while ((c = getopt_long(argc, argv, "S:I:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -182,15 +201,19 @@ main(int argc, char **argv)
 		case 'v':
 			csv = true;
 			break;
+		case 'C':
+			copies = true;
+			break;
 		default:
 			fprintf(c == 'h' ? stdout : stderr,
 			        "usage: copy_floor [-S SIZES] [--cpus A,B] "
-			        "[-I ITERS] [--runs N] [--csv]\n");
+			        "[-I ITERS] [--runs N] [--copies] [--csv]\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (csv)
-		printf("size,run,oneway_us\n");
+		printf(copies ? "size,run,oneway_us,copy_in_us,copy_out_us\n"
+		              : "size,run,oneway_us\n");
 	else
 		printf("# copy_floor: two copies per hop through a shared "
 		       "ring, CPUs %d and %d; mean one-way us\n", cpus[0],
@@ -198,13 +221,21 @@ main(int argc, char **argv)
 	for (k = 0; k < nsizes; k++)
 		for (r = 0; r < runs; r++) {
 			us = one_run(sizes[k], iters > 0 ? (uint64_t) iters
-			             : sizes[k] > 16384 ? 20000 : 100000, cpus);
+			             : sizes[k] > 16384 ? 20000 : 100000, cpus,
+			             copies ? &cin : NULL, copies ? &cout : NULL);
 			if (us < 0) {
 				fprintf(stderr, "copy_floor: run failed\n");
 				return 1;
 			}
-			printf(csv ? "%zu,%d,%.3f\n" : "  %8zu  run %d  %8.3f\n",
-			       sizes[k], r + 1, us);
+			if (copies)
+				printf(csv ? "%zu,%d,%.3f,%.3f,%.3f\n"
+				           : "  %8zu  run %d  %8.3f  in %8.3f  "
+				             "out %8.3f\n",
+				       sizes[k], r + 1, us, cin, cout);
+			else
+				printf(csv ? "%zu,%d,%.3f\n"
+				           : "  %8zu  run %d  %8.3f\n",
+				       sizes[k], r + 1, us);
 			fflush(stdout);
 		}
 	return 0;

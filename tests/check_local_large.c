@@ -9,7 +9,9 @@
  * process_vm_readv fail with EPERM.  A sender that waits in its send
  * writes half of a message of local.split_min or more into the receiver
  * while it reads the other half (split_copies); where its kernel refuses
- * process_vm_writev, the receiver reads it all.
+ * process_vm_writev, the receiver reads it all.  Mid-sized messages
+ * (16 KiB up to what the ring takes) that wait in their send go either
+ * way (direct_copies), those that do not by the ring.
  *
  * The whole file runs with the local path on and a 256 KiB ring, so the
  * ring carries up to 64 KiB - 16 bytes.
@@ -255,6 +257,114 @@ START_TEST(test_split_off)
 }
 END_TEST
 
+/* Mid-sized messages (16 KiB to what the ring takes): a send that waits
+ * goes by the ring or is read from the sender's memory, whichever cost
+ * less so far (local_tx.c, mid_by_cma) -- once the ring has gone round,
+ * one copy at least twice, whatever the clock says.  One that does not
+ * wait always goes by the ring. */
+static const size_t mid_sizes[] = {LOCAL_MAX, 16384, 40000, 100, 65000,
+                                   20007, 30000};
+#define NMID   (sizeof(mid_sizes) / sizeof(mid_sizes[0]))
+#define MID_N  84 /* half waited for, then half RMQ_DONTWAIT */
+
+static int
+serve_mid(rmq_socket *s, void *arg)
+{
+	uint8_t         *b = malloc(LOCAL_MAX);
+	struct rmq_stats st;
+	uint64_t         waited = 0;
+	int              fails = 0, i;
+	ssize_t          n;
+
+	(void) arg;
+	if (b == NULL)
+		return 50;
+	setopt_int(s, RMQ_RCVTIMEO, 30000);
+	for (i = 0; i < MID_N && fails == 0; i++) {
+		n = rmq_recv(s, b, LOCAL_MAX, 0);
+		if (n != (ssize_t) mid_sizes[i % NMID] ||
+		    test_check(b, (size_t) n, (uint64_t) i) != (size_t) n) {
+			fprintf(stderr, "mid: item %d: %zd bytes, wanted %zu "
+			        "(or wrong bytes)\n", i, n, mid_sizes[i % NMID]);
+			fails++;
+			break;
+		}
+		if (rmq_send(s, b, (size_t) n, 0) != n) /* waits */
+			fails++;
+		if (i == MID_N / 2 - 1) {
+			rmq_stats(s, &st);
+			waited = st.direct_copies;
+		}
+	}
+	rmq_stats(s, &st);
+	if (waited < 2 || st.direct_copies != waited || st.proto_errors != 0) {
+		fprintf(stderr, "mid: %llu read from its memory while it "
+		        "waited, %llu after, %llu protocol errors\n",
+		        (unsigned long long) waited,
+		        (unsigned long long) st.direct_copies,
+		        (unsigned long long) st.proto_errors);
+		fails++;
+	}
+	free(b);
+	return fails;
+}
+
+START_TEST(test_mid)
+{
+	const char      *prov = provs[_i];
+	char             bep[64], ep[256];
+	uint8_t         *b, *c;
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	struct rmq_stats st;
+	pid_t            srv;
+	ssize_t          n;
+	size_t           len;
+	int              i;
+
+	srv = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_mid, NULL, ep, sizeof(ep));
+	b = malloc(LOCAL_MAX); /* after the fork */
+	c = malloc(LOCAL_MAX);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(c);
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	setopt_int(s, RMQ_RCVTIMEO, 30000);
+	for (i = 0; i < MID_N; i++) {
+		len = mid_sizes[i % NMID];
+		test_fill(b, len, (uint64_t) i);
+		if (i < MID_N / 2) {
+			n = rmq_send(s, b, len, 0);
+		} else {
+			do
+				n = rmq_send(s, b, len, RMQ_DONTWAIT);
+			while (n == -RMQ_EAGAIN);
+			memset(b, 0x5a, len); /* it was copied */
+			test_fill(b, len, (uint64_t) i);
+		}
+		ck_assert_msg(n == (ssize_t) len, "%s: send %zu: %zd", prov,
+		              len, n);
+		n = rmq_recv(s, c, LOCAL_MAX, 0);
+		ck_assert_msg(n == (ssize_t) len && memcmp(b, c, len) == 0,
+		              "%s: echo %d: %zd bytes, not %zu, or not the "
+		              "same", prov, i, n, len);
+	}
+	rmq_stats(s, &st);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_LOCAL], MID_N);
+	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_LOCAL], MID_N);
+	ck_assert_uint_eq(st.proto_errors, 0);
+	/* Its echoes all waited: some came from its memory. */
+	ck_assert_msg(st.direct_copies >= 2 && st.split_copies == 0,
+	              "%s: %llu echoes read from its memory, %llu split", prov,
+	              (unsigned long long) st.direct_copies,
+	              (unsigned long long) st.split_copies);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(srv), 0);
+	free(b);
+	free(c);
+}
+END_TEST
+
 /* Pushed faster than read, without waiting: in order, every byte; and a
  * buffer shorter than the message gets its first bytes. */
 static int
@@ -344,6 +454,7 @@ large_suite(void)
 	tcase_add_loop_test(tc, test_split_refused, 0, 2);
 	tcase_add_loop_test(tc, test_split_off, 0, 2);
 	tcase_add_loop_test(tc, test_pushpull, 0, 2);
+	tcase_add_loop_test(tc, test_mid, 0, 2);
 	suite_add_tcase(su, tc);
 	return su;
 }

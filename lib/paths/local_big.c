@@ -290,6 +290,8 @@ cma_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	}
 	if (could && rc == 0 && hrc == 0)
 		split_learn(lp, cut < rts->len, rts->len, rmq_now_ns() - t0);
+	if (rc == 0) /* whole or in two parts: not through the ring */
+		s->stats.direct_copies++;
 	if (rc == 1)
 		return rmq_rndv_read_move(s, p, rts, dst, told);
 	return rc;

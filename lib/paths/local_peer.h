@@ -59,6 +59,11 @@ struct local_peer {
 	 * how many could split, and bytes per ns, whole [0] and split [1]. */
 	uint64_t         big_n;
 	double           rate[2];
+	/* Which way our own waited sends of LOCAL_MID_MIN to local_max bytes
+	 * go (local_tx.c, mid_by_cma): bytes per ns by the ring [0] and by
+	 * one copy [1], and how many went each way. */
+	double           mid_rate[2];
+	uint64_t         mid_n[2];
 };
 
 /* The socket's. */

@@ -73,12 +73,69 @@ local_commit(struct rmq_socket *s, struct local_peer *lp, int64_t off,
 		local_publish(s, lp);
 }
 
+/*
+ * A waited send from 16 KiB up to what the ring takes goes by the ring or
+ * as a large message does (an RTS, and the peer reads it from our memory
+ * in one copy), whichever cost less so far.  Where the host puts the two
+ * processes decides: writing 64 KiB into the ring took 2.2-2.9 us in one
+ * placement and 12-15 us in another, where the lines it writes sit in the
+ * reader's cache (perf/copy_floor, 27 Nov 2026), while one copy took
+ * 10-11 us in either.  The ring's cost is taken as twice its writer's
+ * copy (the reader copies it out again); one copy's, from the RTS to the
+ * FIN, as the send waits.  The ring until it has gone round once (its
+ * first lap maps its pages), then one copy twice (the first teaches
+ * nothing: cold buffers), then the cheaper, the other every
+ * LOCAL_MID_PROBE-th time, since the placement can change.
+ */
+#define LOCAL_MID_MIN   16384
+#define LOCAL_MID_PROBE 128
+
+static bool
+mid_by_cma(const struct rmq_socket *s, struct local_peer *lp, size_t len,
+           const struct rmq_out *o, int flags)
+{
+	bool best;
+
+	if (len < LOCAL_MID_MIN || o->msg != NULL ||
+	    (flags & (RMQ_DONTWAIT | RMQ_XFER_F_OWN)) || !rmq_local_big(s) ||
+	    s->paths.force >= 0 || lp->tail < lp->tx.size ||
+	    lp->mid_rate[0] == 0)
+		return false;
+	if (lp->mid_n[1] < 2)
+		return true;
+	best = lp->mid_rate[1] > lp->mid_rate[0];
+	return (lp->mid_n[0] + lp->mid_n[1]) % LOCAL_MID_PROBE == 0 ? !best
+	                                                             : best;
+}
+
+/* A mid-sized send took ns by the ring (k 0: its copy) or one copy (1). */
+static void
+mid_learn(struct local_peer *lp, int k, size_t len, int64_t ns)
+{
+	double r = (double) len / (double) (ns > 0 ? ns : 1);
+
+	if (k == 0)
+		r /= 2; /* the reader's copy out */
+	if (lp->mid_n[k]++ == 0 && k == 1)
+		return; /* cold */
+	lp->mid_rate[k] = lp->mid_rate[k] == 0 ? r
+	                                       : 0.75 * lp->mid_rate[k] + 0.25 * r;
+}
+
+/* Whether a ring send of len bytes teaches mid_by_cma anything. */
+static bool
+mid_timed(const struct local_peer *lp, size_t len)
+{
+	return len >= LOCAL_MID_MIN && lp->tail >= lp->tx.size;
+}
+
 struct lput {
 	struct rmq_socket *s;
 	struct rmq_peer   *p;
 	const void        *a, *b; /* a: a header or a whole message */
 	size_t             na, nb;
 	bool               hold;  /* written, not published (coalescing) */
+	bool               mid;   /* timed for mid_by_cma */
 };
 
 static ssize_t
@@ -88,7 +145,7 @@ lput_once(void *arg)
 	struct local_peer *lp = local_of(t->p);
 	size_t             n  = rmq_lring_rec(t->na + t->nb);
 	uint8_t           *at;
-	int64_t            off;
+	int64_t            off, t0;
 
 	if (lp == NULL || lp->tx.h == NULL)
 		return -FI_ENOTCONN;
@@ -98,9 +155,12 @@ lput_once(void *arg)
 		return -FI_EAGAIN;
 	}
 	at = lp->tx.d + off;
+	t0 = t->mid ? rmq_now_ns() : 0;
 	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
 	if (t->nb > 0)
 		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
+	if (t->mid)
+		mid_learn(lp, 0, t->nb, rmq_now_ns() - t0);
 	local_commit(t->s, lp, off, (uint32_t) (t->na + t->nb), t->hold);
 	return 0;
 }
@@ -109,11 +169,12 @@ static int
 local_put(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
           const void *a, size_t na, const void *b, size_t nb, bool hold)
 {
-	struct lput        t  = {s, p, a, b, na, nb, hold};
+	struct lput        t  = {s, p, a, b, na, nb, hold, false};
 	struct local_peer *lp = local_of(p);
 
 	if (lp == NULL || rmq_lring_rec(na + nb) > lp->tx.size / 2)
 		return -RMQ_EMSGSIZE;
+	t.mid = mid_timed(lp, nb);
 	return rmq_post_retry(s, p, w, lput_once, &t, "local ring");
 }
 
@@ -179,11 +240,19 @@ int
 rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
            uint32_t msgid, int flags, struct rmq_waiter *w)
 {
-	uint8_t        hb[RMQ_HDR_SIZE];
-	struct rmq_hdr h;
-	int            rc;
+	struct local_peer *lp  = local_of(p);
+	uint8_t            hb[RMQ_HDR_SIZE];
+	struct rmq_hdr     h;
+	int64_t            t0  = 0;
+	bool               mid = false;
+	int                rc;
 
-	if (o->len > p->local_max) {
+	if (o->len <= p->local_max && lp != NULL && lp->tx.h != NULL &&
+	    mid_by_cma(s, lp, o->len, o, flags)) {
+		mid = true;
+		t0  = rmq_now_ns();
+	}
+	if (o->len > p->local_max || mid) {
 		static const struct rmq_rndv_how cma = {
 			.path      = RMQ_PATH_LOCAL,
 			.rts_flags = RMQ_RTS_F_CMA,
@@ -198,15 +267,16 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 			.access    = FI_REMOTE_READ,
 			.remote    = true,
 		};
-		const struct local_peer *lp = local_of(p);
-
-		return rmq_rndv_send(s, p, w, o, msgid, flags,
-		                     lp != NULL && lp->share ? &share : &cma);
+		rc = rmq_rndv_send(s, p, w, o, msgid, flags,
+		                   lp != NULL && lp->share ? &share : &cma);
+		if (mid && rc == 0)
+			mid_learn(lp, 1, o->len, rmq_now_ns() - t0);
+		return rc;
 	}
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(hb, &h);
 	rc = local_put(s, p, w, hb, sizeof(hb), o->buf, o->len,
-	               local_hold(s, p, local_of(p), o->len));
+	               local_hold(s, p, lp, o->len));
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;
@@ -231,13 +301,21 @@ rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 	uint8_t           *at;
 	int64_t            off;
 	size_t             n = RMQ_HDR_SIZE + len;
-	bool               hold;
+	int64_t            t0;
+	bool               hold, mid = false;
 
 	if (len > p->local_max || (uint64_t) len > p->maxmsg ||
 	    p->state != RMQ_PEER_LIVE || p->credits == 0 ||
 	    s->inflight >= s->sndhwm || p->bat != NULL ||
 	    s->paths.force >= 0 || lp == NULL || lp->tx.h == NULL)
 		return 1;
+	if (len >= LOCAL_MID_MIN) {
+		struct rmq_out o = {.buf = buf, .len = len};
+
+		if (mid_by_cma(s, lp, len, &o, 0))
+			return 1; /* one copy: the general path */
+		mid = mid_timed(lp, len);
+	}
 	off = rmq_lring_reserve(&lp->tx, &lp->tail, &lp->tfreed,
 	                        rmq_lring_rec(n));
 	if (off < 0)
@@ -246,7 +324,10 @@ rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) len);
 	at = lp->tx.d + off + RMQ_LRING_PFX;
 	rmq_hdr_encode(at, &h);
+	t0 = mid ? rmq_now_ns() : 0;
 	memcpy(at + RMQ_HDR_SIZE, buf, len);
+	if (mid)
+		mid_learn(lp, 0, len, rmq_now_ns() - t0);
 	local_commit(s, lp, off, (uint32_t) n, hold);
 	rmq_tx_sent(s, p, RMQ_PATH_LOCAL, len);
 	return 0;
