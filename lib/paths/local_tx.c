@@ -77,10 +77,10 @@ local_commit(struct rmq_socket *s, struct local_peer *lp, int64_t off,
  * A waited send from 16 KiB up to what the ring takes goes by the ring or
  * as a large message does (an RTS, and the peer reads it from our memory
  * in one copy), whichever cost less so far.  Where the host puts the two
- * processes decides: writing 64 KiB into the ring took 2.2-2.9 us in one
- * placement and 12-15 us in another, where the lines it writes sit in the
- * reader's cache (perf/copy_floor, 27 Nov 2026), while one copy took
- * 10-14 us in either.  The ring's cost is taken as twice its writer's
+ * processes decides: writing 64 KiB into the ring took 1.6-2.9 us in one
+ * placement and 11.6-15 us in another, where the lines it writes sit in
+ * the reader's cache (perf/copy_floor --copies, 27 Nov 2026), while one
+ * copy took 10-14 us in either.  The ring's cost is taken as twice its writer's
  * copy (the reader copies it out again); one copy's, from the RTS to the
  * FIN, as the send waits.  The ring until it has gone round once (its
  * first lap maps its pages), then one copy twice (the first teaches
