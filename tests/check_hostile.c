@@ -244,6 +244,25 @@ START_TEST(test_cts_then_die_tcp)
 }
 END_TEST
 
+/* A PAIR connected to serve's on prov over this host's local path: its
+ * peer, and serve's process in *pid. */
+static struct rmq_peer *
+local_victim(const char *prov, serve_fn serve, rmq_ctx **ctx, rmq_socket **s,
+             pid_t *pid)
+{
+	char             bep[64], ep[256];
+	struct rmq_peer *p;
+
+	setenv("RMQ_LOCAL", "1", 1);
+	*pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)), serve,
+	                    NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, ctx, s);
+	p = rmq_peer_at(*s, 0);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(p->local);
+	return p;
+}
+
 /* A message of the RTS layout (RTS, HELP) to p, through the ring where p
  * is local, as an honest one goes. */
 static void
@@ -299,7 +318,7 @@ serve_cma_victim(rmq_socket *s, void *arg)
 START_TEST(test_cma_bad_address)
 {
 	static const char *const provs[] = {"shm", "tcp"};
-	char              bep[64], ep[256], buf[16];
+	char              buf[16];
 	struct rmq_rts    r = {.len    = 200000,
 	                       .raddr  = 4096, /* never mapped */
 	                       .rkey   = 0,
@@ -310,13 +329,7 @@ START_TEST(test_cma_bad_address)
 	struct rmq_peer  *p;
 	pid_t             pid;
 
-	setenv("RMQ_LOCAL", "1", 1);
-	pid = spawn_server(RMQ_PAIR, bind_addr(provs[_i], bep, sizeof(bep)),
-	                   serve_cma_victim, NULL, ep, sizeof(ep));
-	open_connected(RMQ_PAIR, ep, &ctx, &s);
-	p = rmq_peer_at(s, 0);
-	ck_assert_ptr_nonnull(p);
-	ck_assert(p->local);
+	p = local_victim(provs[_i], serve_cma_victim, &ctx, &s, &pid);
 	forge_rts_layout(s, p, RMQ_MT_RTS, 0, &r);
 	ck_assert_int_eq(rmq_send(s, GOOD, strlen(GOOD), 0),
 	                 (ssize_t) strlen(GOOD));
@@ -384,7 +397,7 @@ forge_help(rmq_socket *s, struct rmq_peer *p, uint32_t cookie, uint64_t off,
 START_TEST(test_split_hostile)
 {
 	static const char *const provs[] = {"shm", "tcp"};
-	char              bep[64], ep[256], buf[32];
+	char              buf[32];
 	uint8_t          *b = malloc(SPLIT_LEN);
 	rmq_pollitem      it;
 	struct rmq_stats  st;
@@ -395,13 +408,7 @@ START_TEST(test_split_hostile)
 	pid_t             pid;
 
 	ck_assert_ptr_nonnull(b);
-	setenv("RMQ_LOCAL", "1", 1);
-	pid = spawn_server(RMQ_PAIR, bind_addr(provs[_i], bep, sizeof(bep)),
-	                   serve_split_victim, NULL, ep, sizeof(ep));
-	open_connected(RMQ_PAIR, ep, &ctx, &s);
-	p = rmq_peer_at(s, 0);
-	ck_assert_ptr_nonnull(p);
-	ck_assert(p->local);
+	p = local_victim(provs[_i], serve_split_victim, &ctx, &s, &pid);
 	/* Its RTS (the socket's first rendezvous: cookie 1) is here. */
 	it = (rmq_pollitem){.socket = s, .events = RMQ_POLLIN};
 	ck_assert_int_eq(rmq_poll(&it, 1, 20000), 1);

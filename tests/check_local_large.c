@@ -138,6 +138,22 @@ serve_echo(rmq_socket *s, void *arg)
 	return fails;
 }
 
+/* A send that returns at once (RMQ_DONTWAIT, again while there is no
+ * room), then b scribbled over and filled again from seed: what went
+ * must have been copied first. */
+static ssize_t
+send_nowait(rmq_socket *s, uint8_t *b, size_t len, uint64_t seed)
+{
+	ssize_t n;
+
+	do
+		n = rmq_send(s, b, len, RMQ_DONTWAIT);
+	while (n == -RMQ_EAGAIN);
+	memset(b, 0x5a, len);
+	test_fill(b, len, seed);
+	return n;
+}
+
 /* Rounds of every size there and back: blocking, non-blocking and
  * zero-copy sends in turn. */
 static void
@@ -151,7 +167,7 @@ round_trips(const char *prov, int mode)
 	struct rmq_stats st;
 	pid_t            srv;
 	ssize_t          n;
-	int              r, i, flags;
+	int              r, i;
 
 	if ((mode == RUN_DENY_READ || mode == RUN_DENY_WRITE) &&
 	    !seccomp_works()) {
@@ -182,12 +198,8 @@ round_trips(const char *prov, int mode)
 				n = rmq_send(s, b, sizes[i], 0);
 				break;
 			case 1: /* ours to reuse at once: copied first */
-				flags = RMQ_DONTWAIT;
-				do
-					n = rmq_send(s, b, sizes[i], flags);
-				while (n == -RMQ_EAGAIN);
-				memset(b, 0x5a, sizes[i]);
-				test_fill(b, sizes[i], (uint64_t) (r * 100 + i));
+				n = send_nowait(s, b, sizes[i],
+				                (uint64_t) (r * 100 + i));
 				break;
 			default: /* the message's own memory is read */
 				ck_assert_int_eq(rmq_msg_alloc(s, sizes[i], &m), 0);
@@ -333,15 +345,8 @@ START_TEST(test_mid)
 	for (i = 0; i < MID_N; i++) {
 		len = mid_sizes[i % NMID];
 		test_fill(b, len, (uint64_t) i);
-		if (i < MID_N / 2) {
-			n = rmq_send(s, b, len, 0);
-		} else {
-			do
-				n = rmq_send(s, b, len, RMQ_DONTWAIT);
-			while (n == -RMQ_EAGAIN);
-			memset(b, 0x5a, len); /* it was copied */
-			test_fill(b, len, (uint64_t) i);
-		}
+		n = i < MID_N / 2 ? rmq_send(s, b, len, 0)
+		                  : send_nowait(s, b, len, (uint64_t) i);
 		ck_assert_msg(n == (ssize_t) len, "%s: send %zu: %zd", prov,
 		              len, n);
 		n = rmq_recv(s, c, LOCAL_MAX, 0);

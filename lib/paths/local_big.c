@@ -151,18 +151,15 @@ split_pick(struct local_peer *lp)
 	if (lp->big_n == 3)
 		return false;
 	best = lp->rate[1] >= lp->rate[0];
-	return lp->big_n % RMQ_SPLIT_PROBE == 0 ? !best : best;
+	return local_rate_pick(best, lp->big_n, RMQ_SPLIT_PROBE);
 }
 
 static void
 split_learn(struct local_peer *lp, bool split, size_t len, int64_t ns)
 {
-	double r = (double) len / (double) (ns > 0 ? ns : 1);
-	int    k = split ? 1 : 0;
-
 	if (lp->big_n < 2)
 		return;
-	lp->rate[k] = lp->rate[k] == 0 ? r : 0.75 * lp->rate[k] + 0.25 * r;
+	local_rate_add(&lp->rate[split ? 1 : 0], len, ns);
 }
 
 /* HELP: the sender writes bytes [cut, len) of its payload to dst + cut. */

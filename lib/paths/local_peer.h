@@ -83,6 +83,25 @@ local_of(const struct rmq_peer *p)
 	return p->path[RMQ_PATH_LOCAL];
 }
 
+/* Which of two ways moved a peer's messages faster (local_big.c: split
+ * or whole; local_tx.c: ring or one copy): a sample of len bytes in ns
+ * into *rate, bytes per ns averaged over the last few; and the faster
+ * way, or the other every probe-th time n, since the host can change
+ * under us. */
+static inline void
+local_rate_add(double *rate, size_t len, int64_t ns)
+{
+	double r = (double) len / (double) (ns > 0 ? ns : 1);
+
+	*rate = *rate == 0 ? r : 0.75 * *rate + 0.25 * r;
+}
+
+static inline bool
+local_rate_pick(bool best, uint64_t n, unsigned probe)
+{
+	return n % probe == 0 ? !best : best;
+}
+
 /* How loud a same-host peer that cannot have all of the path is
  * (local.c): local.enabled true asked for it, auto only allows it. */
 int rmq_local_miss_level(const struct rmq_socket *s);

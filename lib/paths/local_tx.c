@@ -90,43 +90,35 @@ local_commit(struct rmq_socket *s, struct local_peer *lp, int64_t off,
 #define LOCAL_MID_MIN   16384
 #define LOCAL_MID_PROBE 128
 
+/* Whether a ring send of len bytes teaches mid_by_cma anything. */
 static bool
-mid_by_cma(const struct rmq_socket *s, struct local_peer *lp, size_t len,
-           const struct rmq_out *o, int flags)
+mid_timed(const struct local_peer *lp, size_t len)
 {
-	bool best;
+	return len >= LOCAL_MID_MIN && lp->tail >= lp->tx.size;
+}
 
-	if (len < LOCAL_MID_MIN || o->msg != NULL ||
-	    (flags & (RMQ_DONTWAIT | RMQ_XFER_F_OWN)) || !rmq_local_big(s) ||
-	    s->paths.force >= 0 || lp->tail < lp->tx.size ||
-	    lp->mid_rate[0] == 0)
+/* waits: the send waits until the peer has it (rmq_rndv_waits). */
+static bool
+mid_by_cma(const struct rmq_socket *s, const struct local_peer *lp,
+           size_t len, bool waits)
+{
+	if (!waits || !mid_timed(lp, len) || !rmq_local_big(s) ||
+	    s->paths.force >= 0 || lp->mid_rate[0] == 0)
 		return false;
 	if (lp->mid_n[1] < 2)
 		return true;
-	best = lp->mid_rate[1] > lp->mid_rate[0];
-	return (lp->mid_n[0] + lp->mid_n[1]) % LOCAL_MID_PROBE == 0 ? !best
-	                                                             : best;
+	return local_rate_pick(lp->mid_rate[1] > lp->mid_rate[0],
+	                       lp->mid_n[0] + lp->mid_n[1], LOCAL_MID_PROBE);
 }
 
 /* A mid-sized send took ns by the ring (k 0: its copy) or one copy (1). */
 static void
 mid_learn(struct local_peer *lp, int k, size_t len, int64_t ns)
 {
-	double r = (double) len / (double) (ns > 0 ? ns : 1);
-
-	if (k == 0)
-		r /= 2; /* the reader's copy out */
 	if (lp->mid_n[k]++ == 0 && k == 1)
 		return; /* cold */
-	lp->mid_rate[k] = lp->mid_rate[k] == 0 ? r
-	                                       : 0.75 * lp->mid_rate[k] + 0.25 * r;
-}
-
-/* Whether a ring send of len bytes teaches mid_by_cma anything. */
-static bool
-mid_timed(const struct local_peer *lp, size_t len)
-{
-	return len >= LOCAL_MID_MIN && lp->tail >= lp->tx.size;
+	/* The ring's: the reader copies it out again. */
+	local_rate_add(&lp->mid_rate[k], len, k == 0 ? 2 * ns : ns);
 }
 
 struct lput {
@@ -248,7 +240,7 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 	int                rc;
 
 	if (o->len <= p->local_max && lp != NULL && lp->tx.h != NULL &&
-	    mid_by_cma(s, lp, o->len, o, flags)) {
+	    mid_by_cma(s, lp, o->len, rmq_rndv_waits(o, flags))) {
 		mid = true;
 		t0  = rmq_now_ns();
 	}
@@ -309,13 +301,11 @@ rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 	    s->inflight >= s->sndhwm || p->bat != NULL ||
 	    s->paths.force >= 0 || lp == NULL || lp->tx.h == NULL)
 		return 1;
-	if (len >= LOCAL_MID_MIN) {
-		struct rmq_out o = {.buf = buf, .len = len};
-
-		if (mid_by_cma(s, lp, len, &o, 0))
-			return 1; /* one copy: the general path */
-		mid = mid_timed(lp, len);
-	}
+	/* A copy that may wait (the general path asks again, with its
+	 * flags). */
+	if (mid_by_cma(s, lp, len, true))
+		return 1; /* one copy: the general path */
+	mid = mid_timed(lp, len);
 	off = rmq_lring_reserve(&lp->tx, &lp->tail, &lp->tfreed,
 	                        rmq_lring_rec(n));
 	if (off < 0)

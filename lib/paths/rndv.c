@@ -212,6 +212,12 @@ send_over(void *arg)
 	return 0;
 }
 
+bool
+rmq_rndv_waits(const struct rmq_out *o, int flags)
+{
+	return o->msg == NULL && !(flags & (RMQ_DONTWAIT | RMQ_XFER_F_OWN));
+}
+
 int
 rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
               const struct rmq_out *o, uint32_t msgid, int flags,
@@ -234,9 +240,10 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r->path   = how->path;
 	r->post   = how->post;
 	r->cancel = how->cancel;
-	if (o->msg != NULL) {
-		r->src = o->buf; /* the message's own data */
-	} else if (flags & (RMQ_DONTWAIT | RMQ_XFER_F_OWN)) {
+	r->waited = rmq_rndv_waits(o, flags);
+	if (o->msg != NULL || r->waited) {
+		r->src = o->buf; /* the message's own data, or the caller's */
+	} else {
 		/* Must return now: the payload moves to a buffer of ours. */
 		r->owned = malloc(o->len);
 		if (r->owned == NULL) {
@@ -245,9 +252,6 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		}
 		memcpy(r->owned, o->buf, o->len);
 		r->src = r->owned;
-	} else {
-		r->src    = o->buf;
-		r->waited = true;
 	}
 	r->len = o->len;
 	memset(&rts, 0, sizeof(rts));

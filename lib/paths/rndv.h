@@ -113,6 +113,10 @@ struct rmq_rndv_how {
 	void (*post)(struct rmq_socket *s, struct rmq_rndv_tx *r);
 	void (*cancel)(struct rmq_socket *s, struct rmq_rndv_tx *r);
 };
+/* Whether a send of o with flags waits in rmq_rndv_send until the peer
+ * has its payload (a copy from the caller's buffer, not RMQ_DONTWAIT nor
+ * a pattern's own): only such a send reads in place and can help. */
+bool rmq_rndv_waits(const struct rmq_out *o, int flags);
 int  rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p,
                    struct rmq_waiter *w, const struct rmq_out *o,
                    uint32_t msgid, int flags, const struct rmq_rndv_how *how);
