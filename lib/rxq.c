@@ -40,7 +40,8 @@ rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
 		rmq_slab_unref(e->slab);
 	if (row->release != NULL && e->peer != NULL)
 		row->release(s, e);
-	free(e->heap);
+	if (e->heap != NULL)
+		free(e->heap); /* the call alone, for NULL, on every message */
 	if (s->rx->nfree < RMQ_RXENT_CACHE || s->rx->nfree < s->rx->peak) {
 		e->next    = s->rx->free;
 		s->rx->free = e;

@@ -288,6 +288,9 @@ sub_filter(void *stp, const struct rmq_socket *s, const struct rmq_rxent *e)
 	const uint8_t    *b;
 	size_t            len;
 
+	if (st->subs.nall > 0)
+		return true; /* without looking: about 20 instructions a
+		              * message, 3% of a receive */
 	b = rmq_pat_msg_data(s, e, &len);
 	return b == NULL || ps_match(&st->subs, b, len);
 }
