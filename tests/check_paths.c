@@ -535,6 +535,101 @@ START_TEST(test_ring_credits)
 }
 END_TEST
 
+/*
+ * Both ends send a burst of ring messages, blocking, then read the
+ * other's, round after round.  After the first round each receiver holds
+ * back what it freed (the sender has not used half its ring: ring_tell);
+ * the second round's burst does not fit in what the sender has left, so
+ * while both wait for room, the credits must go out as the burst lands --
+ * neither application reads until its own burst is out.
+ */
+#define BOTH_SIZE 10000 /* three slots of 64; a burst of 18 takes 54 */
+static const int both_rounds[] = {10, 12, 18, 5, 18, 18};
+#define BOTH_N    (10 + 12 + 18 + 5 + 18 + 18)
+
+static int
+both_ways(rmq_socket *s, const char *who)
+{
+	uint8_t *b = malloc(BOTH_SIZE), *r = malloc(BOTH_SIZE + 1);
+	int      sent = 0, got = 0, fails = 0, tmo = 10000, i, k;
+	ssize_t  n;
+
+	if (b == NULL || r == NULL ||
+	    rmq_setopt(s, RMQ_SNDTIMEO, &tmo, sizeof(tmo)) != 0 ||
+	    rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)) != 0)
+		return 1;
+	for (k = 0; k < (int) (sizeof(both_rounds) / sizeof(both_rounds[0])) &&
+	            fails == 0;
+	     k++) {
+		for (i = 0; i < both_rounds[k] && fails == 0; i++, sent++) {
+			test_fill(b, BOTH_SIZE, (uint64_t) sent);
+			n = rmq_send(s, b, BOTH_SIZE, 0);
+			if (n != BOTH_SIZE) {
+				fprintf(stderr, "%s: round %d, send %d: %s\n",
+				        who, k, sent, rmq_strerror((int) n));
+				fails++;
+			}
+		}
+		for (i = 0; i < both_rounds[k] && fails == 0; i++, got++) {
+			n = rmq_recv(s, r, BOTH_SIZE + 1, 0);
+			if (n != BOTH_SIZE ||
+			    test_check(r, BOTH_SIZE, (uint64_t) got) !=
+			        BOTH_SIZE) {
+				fprintf(stderr, "%s: round %d, message %d: %s\n",
+				        who, k, got,
+				        n < 0 ? rmq_strerror((int) n) : "wrong");
+				fails++;
+			}
+		}
+	}
+	free(b);
+	free(r);
+	return fails;
+}
+
+static int
+serve_both(rmq_socket *s, void *arg)
+{
+	struct rmq_stats st;
+	char             ok[4];
+	int              fails, tmo = 10000, path = RMQ_PATH_RING;
+
+	(void) arg;
+	if (force(s, path) != 0)
+		return 50;
+	fails = both_ways(s, "server");
+	rmq_stats(s, &st);
+	if (st.recv_msgs[RMQ_PATH_RING] != BOTH_N)
+		fails++;
+	/* Open until the peer has all of ours. */
+	if (rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)) != 0 ||
+	    rmq_recv(s, ok, sizeof(ok), 0) != 2)
+		fails++;
+	return fails;
+}
+
+START_TEST(test_ring_both_ways)
+{
+	char             bep[64], ep[256];
+	struct rmq_stats st;
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	pid_t            pid;
+
+	pid = spawn_server(RMQ_PAIR, bind_addr(provs[_i], bep, sizeof(bep)),
+	                   serve_both, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(force(s, RMQ_PATH_RING), 0);
+	ck_assert_int_eq(both_ways(s, provs[_i]), 0);
+	rmq_stats(s, &st);
+	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_RING], BOTH_N);
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_RING], BOTH_N);
+	ck_assert_int_eq(rmq_send(s, "ok", 2, 0), 2);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 /* Many small messages through the ring: complete, in order, no loss. */
 static int
 serve_count(rmq_socket *s, void *arg)
@@ -664,6 +759,7 @@ paths_suite(void)
 	tcase_add_loop_test(tc, test_remap_same_address, 0, 6);
 	tcase_add_loop_test(tc, test_ring_by_size, 0, 3);
 	tcase_add_loop_test(tc, test_ring_credits, 0, 3);
+	tcase_add_loop_test(tc, test_ring_both_ways, 0, 3);
 	tcase_add_test(tc, test_ring_million_shm);
 	tcase_add_test(tc, test_ring_stream_tcp);
 	tcase_add_test(tc, test_force_bad_value);

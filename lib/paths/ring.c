@@ -21,9 +21,9 @@
  * application takes it, and returns them in an RCREDIT message once an
  * eighth of the ring is free (a quarter before: batched streams found the
  * ring short of room, 1 KiB PUSH/PULL on tcp 0.7 -> 1.2 M msgs/s with
- * the eighth and ring batches, 26 Nov 2026).  A message takes at most a
- * quarter of the ring, so a sender waiting for room always has a credit
- * on its way.
+ * the eighth and ring batches, 26 Nov 2026) and the sender has used half
+ * of it (ring_tell).  A message takes at most a quarter of the ring, so a
+ * sender waiting for room always has a credit on its way.
  * Every message also costs one message credit (RCVHWM), as on every path.
  */
 #include <stdio.h>
@@ -411,26 +411,50 @@ ring_credit_rx(struct rmq_socket *s, struct rmq_peer *p,
 
 /* ---- receiving ---- */
 
-/* Slots of p up to end are free again (in order): tell it in batches. */
+/*
+ * Tell p the slots freed so far once an eighth of the ring is owed and,
+ * as far as we know, p has used half of it: before, every eighth went at
+ * once, and a ping-pong of 16 KiB messages on tcp paid an RCREDIT (a
+ * system call at each end, and a completion) every second message.  What
+ * p has left is what it had, less the slots of every message landed here
+ * since, plus what we told: messages still on their way make it less, and
+ * each of them, when it lands, asks again (ring_imm), so a sender short
+ * of room always has a credit coming (a message takes at most a quarter).
+ */
+static void
+ring_tell(struct rmq_socket *s, struct rmq_peer *p, struct ring_peer *rp)
+{
+	uint64_t told = rp->freed - rp->owed;
+	uint32_t n;
+
+	if (p->state != RMQ_PEER_LIVE || s->ep == NULL ||
+	    rp->owed < rp->slots / 8 ||
+	    rp->slots - (rp->taken - told) >= rp->slots / 2)
+		return;
+	n        = rp->owed;
+	rp->owed = 0;
+	if (rmq_tx_ctl(s, p, RMQ_MT_RCREDIT, 0, n) != 0 &&
+	    p->state == RMQ_PEER_LIVE)
+		rp->owed += n; /* try again with the next one */
+}
+
+/* Slots of p up to end are free again (in order). */
+static void
+ring_free_to(struct rmq_socket *s, struct rmq_peer *p, uint64_t end)
+{
+	struct ring_peer *rp = p != NULL ? ring_of(p) : NULL;
+
+	if (rp == NULL || end <= rp->freed)
+		return;
+	rp->owed += (uint32_t) (end - rp->freed);
+	rp->freed = end;
+	ring_tell(s, p, rp);
+}
+
 static void
 ring_release(struct rmq_socket *s, struct rmq_rxent *e)
 {
-	struct rmq_peer  *p  = e->peer;
-	struct ring_peer *rp = p != NULL ? ring_of(p) : NULL;
-	uint32_t          n;
-
-	if (rp == NULL || e->tag <= rp->freed)
-		return;
-	rp->owed += (uint32_t) (e->tag - rp->freed);
-	rp->freed = e->tag;
-	if (p->state == RMQ_PEER_LIVE && s->ep != NULL &&
-	    rp->owed >= rp->slots / 8) {
-		n        = rp->owed;
-		rp->owed = 0;
-		if (rmq_tx_ctl(s, p, RMQ_MT_RCREDIT, 0, n) != 0 &&
-		    p->state == RMQ_PEER_LIVE)
-			rp->owed += n; /* try again with the next one */
-	}
+	ring_free_to(s, e->peer, e->tag);
 }
 
 static void
@@ -450,10 +474,10 @@ ring_bad(struct rmq_socket *s, struct rmq_peer *p, const char *why)
 static void
 ring_settle(struct rmq_socket *s, struct rmq_peer *p, uint64_t end)
 {
-	struct rmq_rxent gone = {.peer = p, .tag = end};
-
 	if (!rmq_rxq_hold_to(&p->q, RMQ_PATH_RING, end))
-		ring_release(s, &gone);
+		ring_free_to(s, p, end);
+	else /* less room at p now: credits held back may be due */
+		ring_tell(s, p, ring_of(p));
 }
 
 /* A ring message landed: check it against what we granted, queue it. */
