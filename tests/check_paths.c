@@ -545,7 +545,19 @@ END_TEST
  */
 #define BOTH_SIZE 10000 /* three slots of 64; a burst of 18 takes 54 */
 static const int both_rounds[] = {10, 12, 18, 5, 18, 18};
-#define BOTH_N    (10 + 12 + 18 + 5 + 18 + 18)
+#define BOTH_ROUNDS ((int) (sizeof(both_rounds) / sizeof(both_rounds[0])))
+
+/* Messages each end sends and receives in all. */
+static uint64_t
+both_n(void)
+{
+	uint64_t n = 0;
+	int      k;
+
+	for (k = 0; k < BOTH_ROUNDS; k++)
+		n += (uint64_t) both_rounds[k];
+	return n;
+}
 
 static int
 both_ways(rmq_socket *s, const char *who)
@@ -558,9 +570,7 @@ both_ways(rmq_socket *s, const char *who)
 	    rmq_setopt(s, RMQ_SNDTIMEO, &tmo, sizeof(tmo)) != 0 ||
 	    rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)) != 0)
 		return 1;
-	for (k = 0; k < (int) (sizeof(both_rounds) / sizeof(both_rounds[0])) &&
-	            fails == 0;
-	     k++) {
+	for (k = 0; k < BOTH_ROUNDS && fails == 0; k++) {
 		for (i = 0; i < both_rounds[k] && fails == 0; i++, sent++) {
 			test_fill(b, BOTH_SIZE, (uint64_t) sent);
 			n = rmq_send(s, b, BOTH_SIZE, 0);
@@ -599,7 +609,7 @@ serve_both(rmq_socket *s, void *arg)
 		return 50;
 	fails = both_ways(s, "server");
 	rmq_stats(s, &st);
-	if (st.recv_msgs[RMQ_PATH_RING] != BOTH_N)
+	if (st.recv_msgs[RMQ_PATH_RING] != both_n())
 		fails++;
 	/* Open until the peer has all of ours. */
 	if (rmq_setopt(s, RMQ_RCVTIMEO, &tmo, sizeof(tmo)) != 0 ||
@@ -622,8 +632,8 @@ START_TEST(test_ring_both_ways)
 	ck_assert_int_eq(force(s, RMQ_PATH_RING), 0);
 	ck_assert_int_eq(both_ways(s, provs[_i]), 0);
 	rmq_stats(s, &st);
-	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_RING], BOTH_N);
-	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_RING], BOTH_N);
+	ck_assert_uint_eq(st.recv_msgs[RMQ_PATH_RING], both_n());
+	ck_assert_uint_eq(st.sent_msgs[RMQ_PATH_RING], both_n());
 	ck_assert_int_eq(rmq_send(s, "ok", 2, 0), 2);
 	close_all(ctx, s);
 	ck_assert_int_eq(reap(pid), 0);
