@@ -13,6 +13,7 @@
 
 #include "ctx.h"
 #include "ep.h"
+#include "shmname.h"
 #include "pattern_ops.h"
 #include "select.h"
 #include "socket.h"
@@ -308,15 +309,20 @@ cq_open(struct rmq_socket *s)
  * shm names its region after the process id unless told otherwise, and a
  * process killed with SIGKILL leaves its /dev/shm file behind: a later
  * process with the same pid then fails with EBUSY.  Name our endpoints
- * with a random part, so no leftover can ever be in the way.
+ * with a random part, so no leftover can ever be in the way, and with
+ * whose they are, so that the files of processes gone are removed here,
+ * before we make one more (shmname.c).
  */
 static int
 unique_name(struct fi_info *info)
 {
-	char name[64];
+	char name[80];
+	int  rc;
 
-	snprintf(name, sizeof(name), "rmq_%d_%016llx", (int) getpid(),
-	         (unsigned long long) rmq_random64());
+	(void) rmq_shm_sweep(RMQ_SHM_DIR, 1000000000);
+	rc = rmq_shm_name(name, sizeof(name));
+	if (rc != 0)
+		return rc;
 	free(info->src_addr);
 	info->src_addr = strdup(name);
 	if (info->src_addr == NULL) {

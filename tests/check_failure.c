@@ -131,6 +131,78 @@ START_TEST(test_sender_killed_tcp)
 }
 END_TEST
 
+/* The /dev/shm regions of pid, as libfabric's shm names ours. */
+static int
+shm_regions_of(pid_t pid)
+{
+	char   pat[64];
+	glob_t g;
+	int    n;
+
+	snprintf(pat, sizeof(pat), "/dev/shm/rmq_%d_*", (int) pid);
+	if (glob(pat, 0, NULL, &g) != 0)
+		return 0;
+	n = (int) g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/*
+ * A shm process killed with SIGKILL, with no live peer left that had it in
+ * its address table (a job killed whole: libfabric's shm removes a dead
+ * peer's region itself when a live one lets go of it), leaves its region
+ * (16 MiB) in /dev/shm; the next process of ours to make a shm endpoint
+ * removes it, and leaves a live process's alone.
+ */
+START_TEST(test_killed_shm_region_swept)
+{
+	char        bep[64], ep[256];
+	rmq_ctx    *ctx, *ctx2;
+	rmq_socket *s, *s2;
+	pid_t       pid, later;
+	int         st;
+
+	/* Ours, alive: a bound shm socket. */
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, bind_addr("shm", bep, sizeof(bep))), 0);
+	ck_assert_int_gt(shm_regions_of(getpid()), 0);
+	/* Its, bound and waiting, then killed. */
+	pid = spawn_server(RMQ_PAIR, bind_addr("shm", bep, sizeof(bep)),
+	                   serve_sleep, NULL, ep, sizeof(ep));
+	ck_assert_int_gt(shm_regions_of(pid), 0);
+	kill(pid, SIGKILL);
+	/* waitpid, not reap(): reap removes a killed child's leftovers. */
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	if (shm_regions_of(pid) == 0)
+		fprintf(stderr, "test_killed_shm_region_swept: libfabric "
+		                "removed the killed process's region itself\n");
+	/* A later process of ours, on shm: it sweeps as it binds (a
+	 * child sweeps anew, whenever its parent last did). */
+	later = fork();
+	ck_assert_int_ge(later, 0);
+	if (later == 0) {
+		if (rmq_ctx_new(&ctx2, NULL) != 0 ||
+		    rmq_socket_open(ctx2, RMQ_PAIR, &s2) != 0 ||
+		    rmq_bind(s2, bind_addr("shm", bep, sizeof(bep))) != 0)
+			_exit(1);
+		rmq_close(s2);
+		rmq_ctx_destroy(ctx2);
+		_exit(0);
+	}
+	ck_assert_int_eq(reap(later), 0);
+	ck_assert_msg(shm_regions_of(pid) == 0,
+	              "%d region(s) of the killed pid %d left in /dev/shm",
+	              shm_regions_of(pid), (int) pid);
+	ck_assert_int_eq(shm_regions_of(later), 0); /* closed: removed */
+	/* Ours, alive, stay until we close. */
+	ck_assert_int_gt(shm_regions_of(getpid()), 0);
+	close_all(ctx, s);
+	ck_assert_int_eq(shm_regions_of(getpid()), 0);
+}
+END_TEST
+
 /* REQ waiting for a reply from a REP that dies. */
 static int
 serve_rep_die(rmq_socket *s, void *arg)
@@ -640,6 +712,7 @@ failure_suite(void)
 	tcase_add_test(tc, test_reader_killed_tcp);
 	tcase_add_test(tc, test_sender_killed_shm);
 	tcase_add_test(tc, test_sender_killed_tcp);
+	tcase_add_test(tc, test_killed_shm_region_swept);
 	tcase_add_test(tc, test_req_rep_dies);
 	tcase_add_test(tc, test_garbage_handshakes_are_rejected);
 	tcase_add_test(tc, test_connect_to_newer_version);

@@ -137,7 +137,9 @@ spawn_server(int type, const char *bind_ep, serve_fn serve, void *arg,
 /*
  * A process killed by a signal cannot close its shm endpoint: remove the
  * region libfabric left in /dev/shm for it (librmq names them
- * rmq_<pid>_<random>), as a job launcher would.
+ * rmq_<pid>_<pid namespace>_<random>) at once.  librmq's next shm process
+ * would too (lib/shmname.c; check_failure's test_killed_shm_region_swept
+ * waits for that instead); here /dev/shm stays clean whatever runs next.
  */
 static inline void
 shm_leftovers(pid_t pid)
