@@ -162,6 +162,12 @@ START_TEST(test_killed_shm_region_swept)
 	pid_t       pid, later;
 	int         st;
 
+	if (readlink("/proc/self/ns/pid", ep, sizeof(ep)) <= 0) {
+		fprintf(stderr, "test_killed_shm_region_swept: no "
+		                "/proc/self/ns/pid here, so librmq does not "
+		                "sweep: skipped\n");
+		return;
+	}
 	/* Ours, alive: a bound shm socket. */
 	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
 	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);

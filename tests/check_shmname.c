@@ -22,6 +22,19 @@
 
 static char dir[64];
 
+/* Without /proc/self/ns/pid a process cannot say whose pids it sees, and
+ * the sweep stays off: then that is what is tested. */
+static int
+no_pidns(const char *test)
+{
+	if (rmq_pidns() != 0)
+		return 0;
+	fprintf(stderr, "%s: no /proc/self/ns/pid here, so the sweep is off: "
+	                "tested only that it removes nothing\n", test);
+	ck_assert_int_eq(rmq_shm_sweep("/tmp", 0), -1);
+	return 1;
+}
+
 static void
 mkdir_tmp(void)
 {
@@ -89,7 +102,8 @@ START_TEST(test_name_form)
 	int                pid;
 	unsigned long long ns, r;
 
-	ck_assert_uint_ne(rmq_pidns(), 0);
+	if (no_pidns("test_name_form"))
+		return;
 	ck_assert_int_eq(rmq_shm_name(a, sizeof(a)), 0);
 	ck_assert_int_eq(rmq_shm_name(b, sizeof(b)), 0);
 	ck_assert_str_ne(a, b); /* the random part */
@@ -110,6 +124,8 @@ START_TEST(test_sweep_dead_only)
 	char               other_ns[80];
 	pid_t              d = dead_pid();
 
+	if (no_pidns("test_sweep_dead_only"))
+		return;
 	mkdir_tmp();
 	region(dead, sizeof(dead), d, me);
 	region(dead2, sizeof(dead2), dead_pid(), me);
@@ -153,6 +169,8 @@ START_TEST(test_sweep_other_forms)
 	pid_t              d  = dead_pid();
 	size_t             i;
 
+	if (no_pidns("test_sweep_other_forms"))
+		return;
 	mkdir_tmp();
 	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
 		snprintf(name, sizeof(name), keep[i], (int) d, me);
@@ -177,6 +195,8 @@ START_TEST(test_sweep_not_regular_or_not_ours)
 	char               link[80], sub[80], other[80], path[256];
 	char               target[256];
 
+	if (no_pidns("test_sweep_not_regular_or_not_ours"))
+		return;
 	mkdir_tmp();
 	region(link, sizeof(link), dead_pid(), me);
 	region(sub, sizeof(sub), dead_pid(), me);
@@ -212,6 +232,8 @@ START_TEST(test_sweep_gap_and_errors)
 	pid_t              kid;
 	int                st;
 
+	if (no_pidns("test_sweep_gap_and_errors"))
+		return;
 	mkdir_tmp();
 	ck_assert_int_eq(rmq_shm_sweep(dir, 60000000000LL), 0);
 	region(dead, sizeof(dead), dead_pid(), me);
