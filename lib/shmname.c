@@ -6,15 +6,15 @@
  * /dev/shm named after the endpoint (16 MiB each in 1.17) and removes it
  * when the endpoint closes.  A process killed with SIGKILL leaves its
  * files behind, in memory, until the next reboot: a job of 256 processes
- * with two shm sockets each, killed, left 8 GiB.  So our names say whose
- * they are -- rmq_<pid>_<pid namespace, hex>_<64 random bits, hex> -- and
- * a process about to make a shm endpoint first removes, at most once a
- * second, every file of that form of its own user and PID namespace whose
- * process is gone (kill(pid, 0) fails with ESRCH).  Nothing else is
- * touched: a pid alive (a live process, or one that took a dead one's pid:
- * its file waits for a later sweep), another namespace's pid (it would
- * name some other process here), another user's file, a symbolic link,
- * or a name of another form.
+ * with two shm sockets each, killed, would leave 8 GiB.  So our names say
+ * whose they are -- rmq_<pid>_<pid namespace, hex>_<64 random bits, hex>
+ * -- and a process about to make a shm endpoint first removes, at most
+ * once a second, every file of that form of its own user and PID
+ * namespace whose process is gone (kill(pid, 0) fails with ESRCH).
+ * Nothing else is touched: a pid alive (a live process, or one that took
+ * a dead one's pid: its file waits for a later sweep), another
+ * namespace's pid (it would name some other process here), another
+ * user's file, a symbolic link, or a name of another form.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -106,35 +106,39 @@ rmq_shm_sweep(const char *dir, int64_t min_gap_ns)
 	static _Atomic pid_t   whose; /* a child forked since sweeps anew */
 	struct dirent         *de;
 	struct stat            st;
-	uint64_t               ns, me = rmq_pidns();
-	int64_t                now = rmq_now_ns(), was;
+	uint64_t               ns, me;
+	int64_t                now, was;
 	uid_t                  uid = geteuid();
-	pid_t                  pid;
+	pid_t                  pid, self = getpid();
 	DIR                   *d;
 	int                    n = 0;
 
-	if (me == 0)
-		return -1;
 	if (min_gap_ns > 0) {
-		if (atomic_load(&whose) != getpid()) {
+		if (atomic_load(&whose) != self) {
 			atomic_store(&last, 0);
-			atomic_store(&whose, getpid());
+			atomic_store(&whose, self);
 		}
+		now = rmq_now_ns();
 		was = atomic_load(&last);
 		if ((was != 0 && now - was < min_gap_ns) ||
 		    !atomic_compare_exchange_strong(&last, &was, now))
 			return -1;
 	}
+	/* (Only now: a sweep too soon costs no system call.) */
+	me = rmq_pidns();
+	if (me == 0)
+		return -1;
 	d = opendir(dir);
 	if (d == NULL)
 		return -errno;
 	while ((de = readdir(d)) != NULL) {
 		if (!name_parse(de->d_name, &pid, &ns) || ns != me ||
-		    pid == getpid())
+		    pid == self)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue; /* alive, or not ours to ask about */
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		if (fstatat(dirfd(d), de->d_name, &st,
+		            AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode) || st.st_uid != uid)
 			continue;
 		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
