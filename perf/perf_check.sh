@@ -10,7 +10,8 @@
 #       pair, nothing dropped
 #   perf_check.sh pattern RMQ_BW PATTERN
 #       the same with --pattern PATTERN (pushpull or pubsub) and sizes
-#       64,1k,1m
+#       64,1k,1m; PATTERN pushpull,pubsub (both pairs, windows alternating):
+#       per size a row of each, in that order
 #   perf_check.sh fanout RMQ_FANOUT_BIN
 #       rmq_fanout -n 1,2 -M 2000: a row per mode and N, in order, positive
 #       figures, the N = 1 rows' ratios 1, nothing dropped; both modes
@@ -27,24 +28,26 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 paths='inject|eager|rndv_read|rndv_send|ring|rndv_write|seg|local'
 
-# check_bw SIZES PATTERN: rmq_bw's CSV in $out
+# check_bw SIZES PATTERN[,PATTERN]: rmq_bw's CSV in $out (per size a row
+# of each pattern, in order)
 check_bw() {
 	awk -F, -v sizes="$1" -v pattern="$2" -v paths="^($paths)\$" '
 	NR == 1 { if ($0 != "size,mbps,msgs_per_s,path,pattern,snd_cpu_ns,rcv_cpu_ns,dropped") { print "header: " $0; exit 1 }; next }
 	{
 		n = split(sizes, want, ",")
+		np = split(pattern, pats, ",")
 		row++
 		if (NF != 8) { print "fields: " $0; exit 1 }
-		if ($1 != want[row]) { print "row " row ": size " $1 " != " want[row]; exit 1 }
+		if ($1 != want[int((row - 1) / np) + 1]) { print "row " row ": size " $1 " != " want[int((row - 1) / np) + 1]; exit 1 }
 		if ($2 !~ /^[0-9.]+$/ || $2 <= 0) { print "bad MB/s: " $0; exit 1 }
 		if ($3 !~ /^[0-9]+$/ || $3 <= 0) { print "bad msgs/s: " $0; exit 1 }
 		if ($4 !~ paths) { print "bad path: " $0; exit 1 }
-		if ($5 != pattern) { print "pattern " $5 " != " pattern ": " $0; exit 1 }
+		if ($5 != pats[(row - 1) % np + 1]) { print "pattern " $5 " != " pats[(row - 1) % np + 1] ": " $0; exit 1 }
 		if ($6 !~ /^[0-9.]+$/ || $6 <= 0) { print "bad sender CPU: " $0; exit 1 }
 		if ($7 !~ /^[0-9.]+$/ || $7 <= 0) { print "bad receiver CPU: " $0; exit 1 }
 		if ($8 != "0") { print "dropped: " $0; exit 1 }
 	}
-	END { if (row != split(sizes, w, ",")) { print "rows: " row; exit 1 } }' "$out"
+	END { if (row != split(sizes, w, ",") * split(pattern, p, ",")) { print "rows: " row; exit 1 } }' "$out"
 }
 
 case $what in

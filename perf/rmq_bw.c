@@ -73,6 +73,7 @@ static const struct pattern {
 struct opts {
 	struct rmq_perf_role role;
 	const struct pattern *pattern;
+	const struct pattern *pattern2; /* --pattern A,B: B too, alternated */
 	bool                 csv, memcpy_only;
 	int                  iters, warmup, window;
 	size_t               sizes[PP_MAX_SIZES];
@@ -87,7 +88,7 @@ usage(FILE *f)
 	        "[-S SIZE[,SIZE...]|all] [-I ITER] [-W WINDOW]\n"
 	        "              [--warmup N] [--csv] [--rndv read|send|write|seg]"
 	        "\n"
-	        "              [--pattern pair|pushpull|pubsub]\n"
+	        "              [--pattern pair|pushpull|pubsub|pushpull,pubsub]\n"
 	        "              [--path auto|inject|eager|ring|rndv_read|"
 	        "rndv_write|rndv_send|seg]\n"
 	        "              [--server [-B HOST] [-P PORT] | "
@@ -108,6 +109,10 @@ usage(FILE *f)
 	        "ephemeral port of -B HOST (127.0.0.1), also with --connect.  "
 	        "snd/rcv ns: each\n"
 	        "side's process CPU time over the timed rounds / messages.\n"
+	        "--pattern pushpull,pubsub opens both data pairs and "
+	        "alternates their windows\n"
+	        "(one row each): the host's placement phases, longer than a "
+	        "window, fall on both alike.\n"
 	        "--memcpy "
 	        "measures one core's memcpy() bandwidth instead, through "
 	        "buffers\n"
@@ -129,7 +134,8 @@ struct result {
 };
 
 static void
-report(const struct opts *o, const struct result *r)
+report(const struct opts *o, const struct pattern *pat,
+       const struct result *r)
 {
 	double msgs = (double) r->iters * o->window;
 	double mbps = r->us > 0 ? (double) r->size * msgs / r->us : 0;
@@ -139,20 +145,23 @@ report(const struct opts *o, const struct result *r)
 
 	if (o->csv)
 		printf("%zu,%.2f,%.0f,%s,%s,%.1f,%.1f,%llu\n", r->size, mbps,
-		       mps, r->path, o->pattern->name, snd, rcv,
+		       mps, r->path, pat->name, snd, rcv,
 		       (unsigned long long) r->dropped);
 	else
-		printf("  %10zu %6d %6d %12.2f %12.0f %9.1f %9.1f  %s%s\n",
+		printf("  %10zu %6d %6d %12.2f %12.0f %9.1f %9.1f  %s%s%s%s\n",
 		       r->size, r->iters, o->window, mbps, mps, snd, rcv,
-		       r->path, r->dropped != 0 ? " (DROPPED)" : "");
+		       r->path, r->dropped != 0 ? " (DROPPED)" : "",
+		       o->pattern2 != NULL ? " " : "",
+		       o->pattern2 != NULL ? pat->name : "");
 	fflush(stdout);
 }
 
 static void
-report_skip(const struct opts *o, size_t size, int iters, const char *path)
+report_skip(const struct opts *o, const struct pattern *pat, size_t size,
+            int iters, const char *path)
 {
 	if (o->csv)
-		printf("%zu,-,-,%s,%s,-,-,-\n", size, path, o->pattern->name);
+		printf("%zu,-,-,%s,%s,-,-,-\n", size, path, pat->name);
 	else
 		printf("  %10zu %6d %6d %12s %12s %9s %9s  %s (cannot carry)\n",
 		       size, iters, o->window, "-", "-", "-", "-", path);
@@ -167,25 +176,37 @@ static int
 receive_rounds(struct rmq_perf_side *side, const struct rmq_perf_plan *p,
                uint8_t *rbuf, uint8_t *sbuf)
 {
-	rmq_socket *d   = side->data != NULL ? side->data : side->s;
-	uint64_t    ack[2], i, j, cpu0 = pp_cpu_ns();
+	rmq_socket *ds[2] = {side->data != NULL ? side->data : side->s,
+	                     side->data2};
+	rmq_socket *d;
+	uint64_t    ack[2], i, j, cpu0 = pp_cpu_ns(), cpu[2] = {0, 0}, c0 = 0;
 	size_t      len;
 	ssize_t     rc;
-	int         cur = -1;
-	size_t      plen = sizeof(cur);
+	int         cur = -1, k, nd = side->data2 != NULL ? 2 : 1;
+	size_t      plen;
 
 	(void) sbuf;
-	/* The plan set the control socket's path; the data socket too. */
-	if (side->data != NULL && p->path != RMQ_PERF_PATH_UNSET &&
-	    (rmq_getopt(d, RMQ_PATH, &cur, &plen) != 0 || cur != p->path)) {
+	/* The plan set the control socket's path; the data sockets too. */
+	for (k = 0; k < nd && side->data != NULL; k++) {
+		plen = sizeof(cur);
+		if (p->path == RMQ_PERF_PATH_UNSET ||
+		    (rmq_getopt(ds[k], RMQ_PATH, &cur, &plen) == 0 &&
+		     cur == p->path))
+			continue;
 		cur = p->path;
-		rc  = rmq_setopt(d, RMQ_PATH, &cur, sizeof(cur));
+		rc  = rmq_setopt(ds[k], RMQ_PATH, &cur, sizeof(cur));
 		if (rc != 0)
 			return rmq_perf_die("--path on the data socket", rc);
 	}
-	for (i = 0; i < p->iters; i++) {
-		if (i == p->warmup)
+	for (i = 0; i < p->iters * (uint64_t) nd; i++) {
+		/* Two data pairs: their windows alternate, each timed on its
+		 * own (this side's CPU per window, summed). */
+		k = (int) (i % (uint64_t) nd);
+		d = ds[k];
+		if (i == p->warmup * (uint64_t) nd)
 			cpu0 = pp_cpu_ns();
+		if (nd > 1)
+			c0 = pp_cpu_ns();
 		for (j = 0; j < p->window; j++) {
 			rc = rmq_recv(d, rbuf, p->size, 0);
 			if (rc == -RMQ_EAGAIN && side->data != NULL) {
@@ -193,7 +214,7 @@ receive_rounds(struct rmq_perf_side *side, const struct rmq_perf_plan *p,
 				        "nothing for %d s after %llu of %u "
 				        "messages\n",
 				        (unsigned long long) p->size,
-				        (unsigned long long) i,
+				        (unsigned long long) (i / (uint64_t) nd),
 				        DATA_TIMEOUT / 1000,
 				        (unsigned long long) j, p->window);
 				return 1;
@@ -202,10 +223,12 @@ receive_rounds(struct rmq_perf_side *side, const struct rmq_perf_plan *p,
 				return rmq_perf_die("recv",
 				                    rc < 0 ? rc : -EPROTO);
 		}
-		ack[0] = i;
+		ack[0] = i / (uint64_t) nd;
 		len    = ACK_SIZE;
-		if (i + 1 == p->iters) {
-			ack[1] = pp_cpu_ns() - cpu0;
+		if (nd > 1 && i >= p->warmup * (uint64_t) nd)
+			cpu[k] += pp_cpu_ns() - c0;
+		if (i / (uint64_t) nd + 1 == p->iters) {
+			ack[1] = nd > 1 ? cpu[k] : pp_cpu_ns() - cpu0;
 			len    = LAST_ACK_SIZE;
 		}
 		rc = rmq_send(side->s, ack, len, 0);
@@ -236,20 +259,23 @@ sender(struct rmq_perf_side *side, void *arg)
 	                          .window = (uint32_t) o->window,
 	                          .reply  = ACK_SIZE,
 	                          .path   = o->role.path};
-	struct rmq_stats     st0, st1;
-	struct result        res;
+	struct rmq_stats     st0[2], st1[2];
+	struct result        res[2];
 	rmq_socket          *s  = side->s;
 	rmq_socket          *d  = side->data != NULL ? side->data : side->s;
+	rmq_socket          *ds[2] = {d, side->data2};
+	const struct pattern *pats[2] = {o->pattern, o->pattern2};
 	uint8_t             *sb = NULL;
-	uint64_t             ack[2], cpu0 = 0;
-	double               t0 = 0;
+	uint64_t             ack[2], cpu0 = 0, cw = 0;
+	double               t0 = 0, tw = 0;
 	size_t               max = sizeof(p), size;
 	ssize_t              rc;
 	char                 prov[64] = "";
 	size_t               plen     = sizeof(prov);
 	const char          *forced   = rmq_perf_path_label(o->role.path);
-	char                 how[64];
-	int                  k, i, j, iters, warm, skip, ret = 1;
+	char                 how[128];
+	int                  k, i, j, m, iters, warm, skip, ret = 1;
+	int                  nd = side->data2 != NULL ? 2 : 1;
 
 	for (k = 0; k < o->nsizes; k++)
 		if (o->sizes[k] > max)
@@ -258,7 +284,14 @@ sender(struct rmq_perf_side *side, void *arg)
 	if (sb == NULL)
 		goto out;
 	rmq_getopt(d, RMQ_PROVIDER_NAME, prov, &plen);
-	if (side->data != NULL)
+	if (side->data2 != NULL)
+		snprintf(how, sizeof(how), "%s -> %s and %s -> %s, their "
+		         "windows alternating, acks on a PAIR",
+		         rmq_perf_type_name(o->pattern->type[0]),
+		         rmq_perf_type_name(o->pattern->type[1]),
+		         rmq_perf_type_name(o->pattern2->type[0]),
+		         rmq_perf_type_name(o->pattern2->type[1]));
+	else if (side->data != NULL)
 		snprintf(how, sizeof(how), "%s -> %s, acks on a PAIR",
 		         rmq_perf_type_name(o->pattern->type[0]),
 		         rmq_perf_type_name(o->pattern->type[1]));
@@ -267,8 +300,8 @@ sender(struct rmq_perf_side *side, void *arg)
 	if (o->csv)
 		printf(BW_CSV_HEADER "\n");
 	else
-		printf("# rmq_bw %s: provider %s, %s, path %s, pattern %s (%s)"
-		       "\n"
+		printf("# rmq_bw %s: provider %s, %s, path %s, pattern %s%s%s "
+		       "(%s)\n"
 		       "# MB/s = size * window * iters / time (1 MB = 10^6 B), "
 		       "one %d B ack per window\n"
 		       "# snd/rcv ns = process CPU time of that side over the "
@@ -276,7 +309,9 @@ sender(struct rmq_perf_side *side, void *arg)
 		       "# %10s %6s %6s %12s %12s %9s %9s  %s\n",
 		       rmq_version(), prov, side->what,
 		       o->role.path == RMQ_PERF_PATH_UNSET ? "by size" : forced,
-		       o->pattern->name, how, ACK_SIZE, "size", "iters",
+		       o->pattern->name, o->pattern2 != NULL ? "," : "",
+		       o->pattern2 != NULL ? o->pattern2->name : "", how,
+		       ACK_SIZE, "size", "iters",
 		       "window", "MB/s", "msgs/s", "snd ns", "rcv ns", "path");
 	if (side->path_err != 0)
 		fprintf(stderr, "rmq_bw: --path %s: %s; every size skipped\n",
@@ -303,55 +338,81 @@ sender(struct rmq_perf_side *side, void *arg)
 				fprintf(stderr, "rmq_bw: %zu B: path %s: %s; "
 				        "skipped\n", size, forced,
 				        rmq_strerror(skip));
-			report_skip(o, size, iters, forced);
+			for (m = 0; m < nd; m++)
+				report_skip(o, pats[m], size, iters, forced);
 			continue;
 		}
 		pp_fill(sb, size, (uint64_t) k);
-		res.rcv_cpu = 0;
+		memset(res, 0, sizeof(res));
 		for (i = 0; i < warm + iters; i++) {
-			if (i == warm) {
-				rmq_stats(d, &st0);
-				t0   = pp_now_us();
-				cpu0 = pp_cpu_ns();
-			}
-			for (j = 0; j < o->window; j++) {
-				rc = rmq_send(d, sb, size, 0);
+			for (m = 0; m < nd; m++) {
+				d = ds[m];
+				if (i == warm && m == 0) {
+					for (j = 0; j < nd; j++)
+						rmq_stats(ds[j], &st0[j]);
+					t0   = pp_now_us();
+					cpu0 = pp_cpu_ns();
+				}
+				if (nd > 1 && i >= warm) {
+					tw = pp_now_us();
+					cw = pp_cpu_ns();
+				}
+				for (j = 0; j < o->window; j++) {
+					rc = rmq_send(d, sb, size, 0);
+					if (rc < 0) {
+						rmq_perf_die("send", rc);
+						goto out;
+					}
+				}
+				/* The data socket progresses while the ack
+				 * comes. */
+				rc = side->data != NULL
+				         ? rmq_perf_wait_in(s, d, -1)
+				         : 0;
+				if (rc >= 0)
+					rc = rmq_recv(s, ack, sizeof(ack), 0);
 				if (rc < 0) {
-					rmq_perf_die("send", rc);
+					rmq_perf_die("recv ack", rc);
 					goto out;
 				}
-			}
-			/* The data socket progresses while the ack comes. */
-			rc = side->data != NULL ? rmq_perf_wait_in(s, d, -1)
-			                        : 0;
-			if (rc >= 0)
-				rc = rmq_recv(s, ack, sizeof(ack), 0);
-			if (rc < 0) {
-				rmq_perf_die("recv ack", rc);
-				goto out;
-			}
-			if (rc != (i + 1 == warm + iters ? LAST_ACK_SIZE
-			                                 : ACK_SIZE) ||
-			    ack[0] != (uint64_t) i) {
-				fprintf(stderr, "rmq_bw: %zu B: bad ack\n",
-				        size);
-				goto out;
+				if (rc != (i + 1 == warm + iters
+				               ? LAST_ACK_SIZE
+				               : ACK_SIZE) ||
+				    ack[0] != (uint64_t) i) {
+					fprintf(stderr,
+					        "rmq_bw: %zu B: bad ack\n",
+					        size);
+					goto out;
+				}
+				if (nd > 1 && i >= warm) {
+					res[m].us += pp_now_us() - tw;
+					res[m].snd_cpu += pp_cpu_ns() - cw;
+				}
+				if (i + 1 == warm + iters)
+					res[m].rcv_cpu = ack[1];
 			}
 		}
-		res.us      = pp_now_us() - t0;
-		res.snd_cpu = pp_cpu_ns() - cpu0;
-		res.rcv_cpu = ack[1];
-		rmq_stats(d, &st1);
-		res.size    = size;
-		res.iters   = iters;
-		res.dropped = st1.dropped - st0.dropped;
-		res.path    = rmq_path_name(rmq_perf_main_path(&st0, &st1));
-		if (res.dropped != 0)
-			fprintf(stderr, "rmq_bw: %zu B: the %s dropped %llu "
-			        "messages (rmq_stats), with RMQ_NODROP=1\n",
-			        size, rmq_perf_type_name(o->pattern->type[0]),
-			        (unsigned long long) res.dropped);
-		report(o, &res);
+		if (nd == 1) {
+			res[0].us      = pp_now_us() - t0;
+			res[0].snd_cpu = pp_cpu_ns() - cpu0;
+		}
+		for (m = 0; m < nd; m++) {
+			rmq_stats(ds[m], &st1[m]);
+			res[m].size    = size;
+			res[m].iters   = iters;
+			res[m].dropped = st1[m].dropped - st0[m].dropped;
+			res[m].path    = rmq_path_name(
+			    rmq_perf_main_path(&st0[m], &st1[m]));
+			if (res[m].dropped != 0)
+				fprintf(stderr,
+				        "rmq_bw: %zu B: the %s dropped %llu "
+				        "messages (rmq_stats), with "
+				        "RMQ_NODROP=1\n",
+				        size,
+				        rmq_perf_type_name(pats[m]->type[0]),
+				        (unsigned long long) res[m].dropped);
+			report(o, pats[m], &res[m]);
+		}
 	}
 	p.cmd   = RMQ_PERF_CMD_DONE;
 	p.size  = 0;
@@ -481,6 +542,45 @@ out:
 	return ret;
 }
 
+static const struct pattern *
+find_pattern(const char *name, size_t len)
+{
+	size_t t;
+
+	for (t = 0; t < sizeof(patterns) / sizeof(patterns[0]); t++)
+		if (strlen(patterns[t].name) == len &&
+		    strncmp(name, patterns[t].name, len) == 0)
+			return &patterns[t];
+	return NULL;
+}
+
+/* --pattern P, or A,B: two data pairs whose windows alternate (neither a
+ * PAIR: that one carries the plans and acks). */
+static int
+parse_patterns(const char *arg, struct opts *o)
+{
+	const char *comma = strchr(arg, ',');
+
+	o->pattern  = find_pattern(arg, comma != NULL ? (size_t) (comma - arg)
+	                                              : strlen(arg));
+	o->pattern2 = comma != NULL ? find_pattern(comma + 1,
+	                                           strlen(comma + 1))
+	                            : NULL;
+	if (o->pattern == NULL || (comma != NULL && o->pattern2 == NULL)) {
+		fprintf(stderr, "rmq_bw: bad --pattern %s (pair, pushpull, "
+		        "pubsub, or two of pushpull and pubsub: A,B)\n", arg);
+		return -1;
+	}
+	if (o->pattern2 != NULL &&
+	    (!o->pattern->data || !o->pattern2->data ||
+	     o->pattern == o->pattern2)) {
+		fprintf(stderr, "rmq_bw: --pattern %s: alternating takes two "
+		        "different patterns of pushpull and pubsub\n", arg);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -504,7 +604,6 @@ main(int argc, char **argv)
 	                 .warmup = -1,
 	                 .window = 64};
 	int         c, rc;
-	size_t      t;
 
 	rmq_perf_prog = "rmq_bw";
 	pp_parse_sizes("all", o.sizes, &o.nsizes);
@@ -543,16 +642,8 @@ main(int argc, char **argv)
 			o.memcpy_only = true;
 			break;
 		case 't':
-			for (t = 0; t < sizeof(patterns) / sizeof(patterns[0]);
-			     t++)
-				if (strcmp(optarg, patterns[t].name) == 0)
-					break;
-			if (t == sizeof(patterns) / sizeof(patterns[0])) {
-				fprintf(stderr, "rmq_bw: bad --pattern %s "
-				        "(pair, pushpull, pubsub)\n", optarg);
+			if (parse_patterns(optarg, &o) != 0)
 				return 2;
-			}
-			o.pattern = &patterns[t];
 			break;
 		case 'h':
 			usage(stdout);
@@ -567,6 +658,11 @@ main(int argc, char **argv)
 	o.role.data         = o.pattern->data;
 	o.role.data_type[0] = o.pattern->type[0];
 	o.role.data_type[1] = o.pattern->type[1];
+	if (o.pattern2 != NULL) {
+		o.role.data2         = true;
+		o.role.data2_type[0] = o.pattern2->type[0];
+		o.role.data2_type[1] = o.pattern2->type[1];
+	}
 	rc = rmq_perf_run(&o.role, sender, receiver, &o);
 	if (rc == 2)
 		usage(stderr);

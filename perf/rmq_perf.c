@@ -389,7 +389,7 @@ data_socket(const struct rmq_perf_role *r, rmq_ctx *ctx, int type,
 /* Set the forced path on a data socket, after bind/connect. */
 static void
 data_path(const struct rmq_perf_role *r, rmq_socket *d, bool measuring,
-          struct rmq_perf_side *side)
+          int other, struct rmq_perf_side *side)
 {
 	int rc;
 
@@ -401,33 +401,34 @@ data_path(const struct rmq_perf_role *r, rmq_socket *d, bool measuring,
 	else if (rc != 0 && !measuring && !r->quiet)
 		fprintf(stderr, "%s: --path %s on the %s: %s\n", rmq_perf_prog,
 		        rmq_perf_path_label(r->path),
-		        rmq_perf_type_name(r->data_type[1]), rmq_strerror(rc));
+		        rmq_perf_type_name(other), rmq_strerror(rc));
 }
 
-/* Measuring side: bind, tell, wait until the other side is connected. */
+/* Measuring side: bind a socket of type[0] in *d, tell, wait until the
+ * other side's (type[1]) is connected. */
 static int
-data_bind(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
-          struct rmq_perf_side *side)
+data_bind(const struct rmq_perf_role *r, const int type[2], rmq_ctx *ctx,
+          rmq_socket *ctl, struct rmq_perf_side *side, rmq_socket **d)
 {
 	struct data_msg m = {.magic = DATA_MAGIC};
 	char            ep[256];
 	size_t          len = sizeof(m.ep);
 	ssize_t         rc;
 
-	rc = data_socket(r, ctx, r->data_type[0], &side->data);
+	rc = data_socket(r, ctx, type[0], d);
 	if (rc != 0)
 		return rmq_perf_die("data socket", rc);
 	snprintf(ep, sizeof(ep), "%s://%s:0", r->prov, r->host);
-	rc = rmq_bind(side->data, ep);
+	rc = rmq_bind(*d, ep);
 	if (rc != 0)
 		return rmq_perf_die("bind data socket", rc);
-	data_path(r, side->data, true, side);
-	rc = rmq_getopt(side->data, RMQ_LAST_ENDPOINT, m.ep, &len);
+	data_path(r, *d, true, type[1], side);
+	rc = rmq_getopt(*d, RMQ_LAST_ENDPOINT, m.ep, &len);
 	if (rc == 0)
 		rc = rmq_send(ctl, &m, sizeof(m), 0);
 	/* The data socket answers the other side's handshake meanwhile. */
 	if (rc >= 0)
-		rc = rmq_perf_wait_in(ctl, side->data, -1);
+		rc = rmq_perf_wait_in(ctl, *d, -1);
 	if (rc >= 0)
 		rc = rmq_recv(ctl, &m, sizeof(m), 0);
 	if (rc < 0)
@@ -436,17 +437,18 @@ data_bind(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
 		return rmq_perf_die("data hand-shake", -RMQ_EPROTO);
 	if (m.err != 0) {
 		fprintf(stderr, "%s: the %s could not connect: %s\n",
-		        rmq_perf_prog, rmq_perf_type_name(r->data_type[1]),
+		        rmq_perf_prog, rmq_perf_type_name(type[1]),
 		        rmq_strerror(m.err));
 		return 1;
 	}
 	return 0;
 }
 
-/* Other side: take the endpoint, connect, say so (or why not). */
+/* Other side: take the endpoint, connect a socket of type[1] in *d, say
+ * so (or why not). */
 static int
-data_connect(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
-             struct rmq_perf_side *side)
+data_connect(const struct rmq_perf_role *r, const int type[2], rmq_ctx *ctx,
+             rmq_socket *ctl, struct rmq_perf_side *side, rmq_socket **d)
 {
 	struct data_msg m;
 	ssize_t         rc;
@@ -458,11 +460,11 @@ data_connect(const struct rmq_perf_role *r, rmq_ctx *ctx, rmq_socket *ctl,
 	if ((size_t) rc != sizeof(m) || m.magic != DATA_MAGIC)
 		return rmq_perf_die("data hand-shake", -RMQ_EPROTO);
 	m.ep[sizeof(m.ep) - 1] = '\0';
-	err = data_socket(r, ctx, r->data_type[1], &side->data);
+	err = data_socket(r, ctx, type[1], d);
 	if (err == 0)
-		err = rmq_connect(side->data, m.ep);
+		err = rmq_connect(*d, m.ep);
 	if (err == 0)
-		data_path(r, side->data, false, side);
+		data_path(r, *d, false, type[1], side);
 	m.err = err;
 	rc    = rmq_send(ctl, &m, sizeof(m), 0);
 	if (err != 0)
@@ -527,12 +529,21 @@ run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,
 		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
 		fprintf(stderr, "%s: listening on %s\n", rmq_perf_prog, ep);
 	}
-	if (r->data && (measuring ? data_bind(r, ctx, s, &side)
-	                          : data_connect(r, ctx, s, &side)) != 0)
+	if (r->data && (measuring ? data_bind(r, r->data_type, ctx, s, &side,
+	                                      &side.data)
+	                          : data_connect(r, r->data_type, ctx, s,
+	                                         &side, &side.data)) != 0)
+		goto out;
+	if (r->data && r->data2 &&
+	    (measuring ? data_bind(r, r->data2_type, ctx, s, &side, &side.data2)
+	               : data_connect(r, r->data2_type, ctx, s, &side,
+	                              &side.data2)) != 0)
 		goto out;
 	side.s = s;
 	ret    = fn(&side, arg);
 out:
+	if (side.data2 != NULL)
+		rmq_close(side.data2);
 	if (side.data != NULL)
 		rmq_close(side.data);
 	if (s != NULL)

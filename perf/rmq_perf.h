@@ -11,7 +11,9 @@
  * binds its data socket on an ephemeral port of HOST (-B: 127.0.0.1 unless
  * given, also under --connect), tells the other side over the control
  * pair, and returns once that side has connected (a SUB subscribed to
- * everything first, so the PUB has its filter when it is told).
+ * everything first, so the PUB has its filter when it is told).  A second
+ * data pair (role .data2, e.g. PUB -> SUB beside PUSH -> PULL) is set up
+ * the same way after the first, for a benchmark that alternates them.
  *
  * A forced path (RMQ_PATH) may refuse a size (-RMQ_EMSGSIZE) or the
  * provider (-RMQ_ENOTSUP).  The plan of each size doubles as a probe: the
@@ -60,6 +62,8 @@ struct rmq_perf_role {
 	bool        server, local, quiet, reqrep;
 	bool        data;    /* open data sockets too (data_type) */
 	int         data_type[2]; /* measuring side, other side (RMQ_PUSH..) */
+	bool        data2;   /* and a second pair of data sockets */
+	int         data2_type[2];
 	int         rndv;    /* 0, or RMQ_RNDV_PATH */
 	int         path;    /* RMQ_PATH, or RMQ_PERF_PATH_UNSET */
 	int         cpus[2]; /* measuring side, other side (--local) */
@@ -69,6 +73,7 @@ struct rmq_perf_role {
 struct rmq_perf_side {
 	rmq_socket *s;        /* the control socket (PAIR, REQ or REP) */
 	rmq_socket *data;     /* role.data: the data socket, else NULL */
+	rmq_socket *data2;    /* role.data2: the second, else NULL */
 	const char *what;     /* how it was launched, for the header */
 	int         path_err; /* why a socket refused the forced path */
 };
