@@ -22,9 +22,14 @@
  * RMQ_LOCAL=0), and each size's round trips go in BLOCKS blocks per
  * library, MPI's and librmq's in turn (ABBA: MPI first in even blocks),
  * so the host's scheduling phases, which on a virtual machine outlast a
- * block and set a run's figures twofold, fall on both alike.  Then a row
- * per library (path mpi, and the path librmq took), and a comment with
- * librmq's mean over MPI's, block pair by block pair: median [min-max].
+ * block and set a run's figures twofold, fall on both alike.  --fi PROV
+ * adds a third: a bare libfabric ping-pong between the same ranks as
+ * fi_pingpong runs it (an RDM endpoint with FI_MSG, fi_inject up to the
+ * provider's inject size and fi_send above, one fi_recv per message into
+ * its buffer, the CQ spun on), the order rotated by one each block.  Then
+ * a row per library (path mpi, the path librmq took, fi), and comments
+ * with librmq's mean over each other's, block by block: median [min-max]
+ * (with --fi also over the better of the two in each block).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -35,6 +40,11 @@
 #include <string.h>
 
 #include <mpi.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
 
 #include "bench.h"
 #include "rmq.h"
@@ -47,6 +57,7 @@ struct opts {
 	bool        csv;
 	int         iters, warmup; /* 0 / -1: by size */
 	const char *rmq;    /* --rmq PROV, or NULL */
+	const char *fi;     /* --fi PROV (with --rmq), or NULL */
 	int         blocks; /* -B: per size and library, with --rmq */
 	size_t sizes[PP_MAX_SIZES];
 	int    nsizes;
@@ -58,8 +69,8 @@ usage(FILE *f)
 	fprintf(f,
 	        "usage: mpirun -np 2 " PROG " [-S SIZE[,SIZE...]|all] "
 	        "[-I ITER] [-W WARMUP] [--csv]\n"
-	        "       mpirun -np 2 " PROG " --rmq shm|tcp|... [-B BLOCKS] "
-	        "[-S ...] [-I ITER] [-W WARMUP] [--csv]\n"
+	        "       mpirun -np 2 " PROG " --rmq PROV [--fi PROV] "
+	        "[-B BLOCKS] [-S ...] [-I ITER] [-W WARMUP] [--csv]\n"
 	        "       " PROG " --version | --help\n"
 	        "MPI_Send/MPI_Recv ping-pong between ranks 0 (measures) and "
 	        "1 (echoes).\n"
@@ -76,6 +87,10 @@ usage(FILE *f)
 	        "the same ranks,\n"
 	        "             alternated with MPI in blocks; a row each, and "
 	        "librmq / MPI\n"
+	        "  --fi       with --rmq: a bare libfabric ping-pong over that "
+	        "provider too\n"
+	        "             (fi_inject up to its inject size, else fi_send; "
+	        "one fi_recv each)\n"
 	        "  -B         blocks per size and library with --rmq (default "
 	        "20)\n");
 }
@@ -229,84 +244,328 @@ rmq_rounds(rmq_socket *s, int rank, size_t size, int n, uint8_t *sb,
 	}
 }
 
-/*
- * One size, both ranks, --rmq: blocks of per round trips, MPI's and
- * librmq's in turn (ABBA).  Rank 0 fills lat[0] (MPI) and lat[1] (librmq),
- * blocks * per each, and ratio[0..blocks) with librmq's block mean over
- * MPI's of the same pair.
- */
-static void
-alternate(rmq_socket *s, int rank, size_t size, int blocks, int per, int warm,
-          uint8_t *sb, uint8_t *rb, struct pp_stamps *st, double *lat[2],
-          double *ratio)
-{
-	double mean[2], sum;
-	int    b, j, lib, i;
+/* ---- --fi: a bare libfabric ping-pong, as fi_pingpong does it ---- */
 
-	MPI_Barrier(MPI_COMM_WORLD);
-	mpi_rounds(rank, size, warm, sb, rb, NULL);
-	rmq_rounds(s, rank, size, warm, sb, rb, NULL);
-	for (b = 0; b < blocks; b++) {
-		for (j = 0; j < 2; j++) {
-			lib = (b & 1) != 0 ? 1 - j : j;
-			if (rank == 0)
-				pp_stamps_start(st);
-			if (lib == 0)
-				mpi_rounds(rank, size, per, sb, rb,
-				           rank == 0 ? st : NULL);
-			else
-				rmq_rounds(s, rank, size, per, sb, rb,
-				           rank == 0 ? st : NULL);
-			if (rank != 0)
-				continue;
-			pp_stamps_finish(st, lat[lib] + (size_t) b * per);
-			for (sum = 0, i = 0; i < per; i++)
-				sum += lat[lib][(size_t) b * per + i];
-			mean[lib] = sum / per;
+struct fip {
+	struct fi_info    *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av     *av;
+	struct fid_cq     *cq;
+	struct fid_ep     *ep;
+	fi_addr_t          peer;
+	struct fi_context2 rctx, sctx;
+	bool               rdone, sdone;
+	uint8_t           *rbuf;
+	size_t             cap;
+	int                rank;
+};
+
+static void
+fi_die(int rank, const char *what, long rc)
+{
+	fprintf(stderr, PROG " (rank %d): libfabric: %s: %s\n", rank, what,
+	        fi_strerror((int) (rc < 0 ? -rc : rc)));
+	MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+#define FIP_CK(f, call)                                                    \
+	do {                                                               \
+		long rc_ = (long) (call);                                  \
+		if (rc_ != 0)                                              \
+			fi_die((f)->rank, #call, rc_);                     \
+	} while (0)
+
+/* One completion if there is one: which operation it ends. */
+static void
+fip_poll(struct fip *f)
+{
+	struct fi_cq_entry     e;
+	struct fi_cq_err_entry err;
+	ssize_t                n = fi_cq_read(f->cq, &e, 1);
+
+	if (n == -FI_EAGAIN)
+		return;
+	if (n == -FI_EAVAIL) {
+		memset(&err, 0, sizeof(err));
+		(void) fi_cq_readerr(f->cq, &err, 0);
+		fi_die(f->rank, "a completion", err.err != 0 ? err.err : FI_EIO);
+	}
+	if (n != 1)
+		fi_die(f->rank, "fi_cq_read", n);
+	if (e.op_context == &f->rctx)
+		f->rdone = true;
+	else if (e.op_context == &f->sctx)
+		f->sdone = true;
+}
+
+/* An RDM endpoint of prov (FI_MSG only), its address swapped over MPI, a
+ * receive of cap bytes posted. */
+static void
+fip_open(struct fip *f, const char *prov, int rank, size_t cap)
+{
+	struct fi_info   *h  = fi_allocinfo();
+	struct fi_av_attr aa = {.type = FI_AV_TABLE};
+	struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT};
+	char              name[256] = "", other[256];
+	size_t            len = sizeof(name);
+
+	f->rank = rank;
+	f->cap  = cap > 0 ? cap : 1;
+	f->rbuf = malloc(f->cap);
+	if (h == NULL || f->rbuf == NULL)
+		fi_die(rank, "memory", FI_ENOMEM);
+	h->caps                   = FI_MSG;
+	h->mode                   = FI_CONTEXT | FI_CONTEXT2;
+	h->ep_attr->type          = FI_EP_RDM;
+	h->fabric_attr->prov_name = strdup(prov);
+	FIP_CK(f, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &f->info));
+	fi_freeinfo(h);
+	FIP_CK(f, fi_fabric(f->info->fabric_attr, &f->fab, NULL));
+	FIP_CK(f, fi_domain(f->fab, f->info, &f->dom, NULL));
+	FIP_CK(f, fi_av_open(f->dom, &aa, &f->av, NULL));
+	FIP_CK(f, fi_cq_open(f->dom, &ca, &f->cq, NULL));
+	FIP_CK(f, fi_endpoint(f->dom, f->info, &f->ep, NULL));
+	FIP_CK(f, fi_ep_bind(f->ep, &f->av->fid, 0));
+	FIP_CK(f, fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV));
+	FIP_CK(f, fi_enable(f->ep));
+	FIP_CK(f, fi_getname(&f->ep->fid, name, &len));
+	MPI_Sendrecv(name, (int) sizeof(name), MPI_BYTE, 1 - rank, TAG, other,
+	             (int) sizeof(other), MPI_BYTE, 1 - rank, TAG,
+	             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (fi_av_insert(f->av, other, 1, &f->peer, 0, NULL) != 1)
+		fi_die(rank, "fi_av_insert", FI_EINVAL);
+	FIP_CK(f, fi_recv(f->ep, f->rbuf, f->cap, NULL, FI_ADDR_UNSPEC,
+	                  &f->rctx));
+}
+
+static void
+fip_close(struct fip *f)
+{
+	MPI_Barrier(MPI_COMM_WORLD); /* the last message has been taken */
+	fi_close(&f->ep->fid);
+	fi_close(&f->av->fid);
+	fi_close(&f->cq->fid);
+	fi_close(&f->dom->fid);
+	fi_close(&f->fab->fid);
+	fi_freeinfo(f->info);
+	free(f->rbuf);
+}
+
+/* Injected up to the provider's inject size, else sent and waited for;
+ * received straight into the posted buffer, then posted again. */
+static void
+fip_send(struct fip *f, const void *buf, size_t size)
+{
+	ssize_t rc;
+
+	if (size <= f->info->tx_attr->inject_size) {
+		while ((rc = fi_inject(f->ep, buf, size, f->peer)) == -FI_EAGAIN)
+			fip_poll(f);
+		if (rc != 0)
+			fi_die(f->rank, "fi_inject", rc);
+		return;
+	}
+	while ((rc = fi_send(f->ep, buf, size, NULL, f->peer, &f->sctx)) ==
+	       -FI_EAGAIN)
+		fip_poll(f);
+	if (rc != 0)
+		fi_die(f->rank, "fi_send", rc);
+	while (!f->sdone)
+		fip_poll(f);
+	f->sdone = false;
+}
+
+static void
+fip_recv(struct fip *f)
+{
+	while (!f->rdone)
+		fip_poll(f);
+	f->rdone = false;
+	FIP_CK(f, fi_recv(f->ep, f->rbuf, f->cap, NULL, FI_ADDR_UNSPEC,
+	                  &f->rctx));
+}
+
+static void
+fip_rounds(struct fip *f, int rank, size_t size, int n, uint8_t *sb,
+           struct pp_stamps *st)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (rank == 0) {
+			fip_send(f, sb, size);
+			fip_recv(f);
+		} else {
+			fip_recv(f);
+			fip_send(f, sb, size);
 		}
-		if (rank == 0)
-			ratio[b] = mean[0] > 0 ? mean[1] / mean[0] : 0;
+		if (st != NULL)
+			pp_stamp(st, i);
 	}
 }
 
-/* Rank 0, --rmq: both rows and the ratio line. */
+/* ---- alternating ---- */
+
+enum { LIB_MPI, LIB_RMQ, LIB_FI, NLIB };
+
+struct alt {
+	rmq_socket      *s;
+	struct fip      *f;    /* --fi, or NULL */
+	int              nlib; /* 2, or 3 with --fi */
+	int              blocks, per, warm;
+	double          *lat[NLIB];   /* rank 0: blocks * per each */
+	double          *ratio[NLIB]; /* rank 0, per block: librmq / MPI,
+	                               * -, librmq / libfabric */
+	double          *best;        /* librmq / the better of the two */
+	struct rmq_stats st0;
+};
+
+static int
+alt_alloc(struct alt *a)
+{
+	size_t n = (size_t) a->blocks * a->per;
+	int    lib;
+
+	for (lib = 0; lib < a->nlib; lib++) {
+		a->lat[lib]   = malloc(n * sizeof(double));
+		a->ratio[lib] = malloc((size_t) a->blocks * sizeof(double));
+		if (a->lat[lib] == NULL || a->ratio[lib] == NULL)
+			return -1;
+	}
+	a->best = malloc((size_t) a->blocks * sizeof(double));
+	return a->best != NULL ? 0 : -1;
+}
+
 static void
-alternate_report(const struct opts *o, rmq_socket *s, size_t size,
-                 const struct rmq_stats *st0, double *lat[2], int n,
-                 double *ratio, int blocks)
+alt_free(struct alt *a)
+{
+	int lib;
+
+	for (lib = 0; lib < NLIB; lib++) {
+		free(a->lat[lib]);
+		free(a->ratio[lib]);
+		a->lat[lib] = a->ratio[lib] = NULL;
+	}
+	free(a->best);
+	a->best = NULL;
+}
+
+static void
+lib_rounds(struct alt *a, int lib, int rank, size_t size, int n, uint8_t *sb,
+           uint8_t *rb, struct pp_stamps *st)
+{
+	if (lib == LIB_MPI)
+		mpi_rounds(rank, size, n, sb, rb, st);
+	else if (lib == LIB_RMQ)
+		rmq_rounds(a->s, rank, size, n, sb, rb, st);
+	else
+		fip_rounds(a->f, rank, size, n, sb, st);
+}
+
+/*
+ * One size, both ranks: blocks of per round trips, the libraries in turn,
+ * the order rotated by one each block (MPI, librmq, then librmq, MPI, ...;
+ * with libfabric a three-way rotation).  Rank 0 fills a->lat and, per
+ * block, librmq's mean over the others'.
+ */
+static void
+alternate(struct alt *a, int rank, size_t size, uint8_t *sb, uint8_t *rb,
+          struct pp_stamps *st)
+{
+	double mean[NLIB], sum;
+	int    b, j, lib, i;
+	size_t at;
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	for (lib = 0; lib < a->nlib; lib++)
+		lib_rounds(a, lib, rank, size, a->warm, sb, rb, NULL);
+	for (b = 0; b < a->blocks; b++) {
+		for (j = 0; j < a->nlib; j++) {
+			lib = (j + b) % a->nlib;
+			if (rank == 0)
+				pp_stamps_start(st);
+			lib_rounds(a, lib, rank, size, a->per, sb, rb,
+			           rank == 0 ? st : NULL);
+			if (rank != 0)
+				continue;
+			at = (size_t) b * a->per;
+			pp_stamps_finish(st, a->lat[lib] + at);
+			for (sum = 0, i = 0; i < a->per; i++)
+				sum += a->lat[lib][at + i];
+			mean[lib] = sum / a->per;
+		}
+		if (rank != 0)
+			continue;
+		a->ratio[LIB_MPI][b] = mean[LIB_MPI] > 0
+		                           ? mean[LIB_RMQ] / mean[LIB_MPI]
+		                           : 0;
+		a->best[b] = a->ratio[LIB_MPI][b];
+		if (a->nlib > LIB_FI) {
+			a->ratio[LIB_FI][b] = mean[LIB_FI] > 0
+			                          ? mean[LIB_RMQ] / mean[LIB_FI]
+			                          : 0;
+			if (a->ratio[LIB_FI][b] > a->best[b])
+				a->best[b] = a->ratio[LIB_FI][b];
+		}
+	}
+}
+
+static void
+ratio_line(size_t size, const char *what, double all, double *r, int blocks,
+           int per)
+{
+	qsort(r, (size_t) blocks, sizeof(*r), pp_cmp_double);
+	printf("# %zu B: librmq / %s, mean one-way: %.3f over all; per block "
+	       "median %.3f [%.3f-%.3f], %d blocks of %d round trips\n",
+	       size, what, all, r[blocks / 2], r[0], r[blocks - 1], blocks,
+	       per);
+}
+
+/* Rank 0: a row per library, then librmq's ratios. */
+static void
+alternate_report(const struct opts *o, struct alt *a, size_t size)
 {
 	struct rmq_stats st1;
-	double           sum[2] = {0, 0};
-	const char      *path   = "rmq";
-	int              i, k;
+	double           sum[NLIB] = {0, 0, 0};
+	const char      *path      = "rmq";
+	char             what[64];
+	int              n = a->blocks * a->per, i, k, lib;
 
-	if (rmq_stats(s, &st1) == 0 &&
-	    (k = rmq_perf_main_path(st0, &st1)) >= 0)
+	if (rmq_stats(a->s, &st1) == 0 &&
+	    (k = rmq_perf_main_path(&a->st0, &st1)) >= 0)
 		path = rmq_path_name(k);
-	for (i = 0; i < n; i++) {
-		sum[0] += lat[0][i];
-		sum[1] += lat[1][i];
-	}
-	pp_report(o->csv, size, lat[0], n, "mpi");
-	pp_report(o->csv, size, lat[1], n, path);
-	qsort(ratio, (size_t) blocks, sizeof(*ratio), pp_cmp_double);
-	printf("# %zu B: librmq / MPI, mean one-way: %.3f over all; per block "
-	       "pair median %.3f [%.3f-%.3f], %d pairs of %d round trips\n",
-	       size, sum[0] > 0 ? sum[1] / sum[0] : 0, ratio[blocks / 2],
-	       ratio[0], ratio[blocks - 1], blocks, n / blocks);
+	for (lib = 0; lib < a->nlib; lib++)
+		for (i = 0; i < n; i++)
+			sum[lib] += a->lat[lib][i];
+	pp_report(o->csv, size, a->lat[LIB_MPI], n, "mpi");
+	pp_report(o->csv, size, a->lat[LIB_RMQ], n, path);
+	if (a->nlib > LIB_FI)
+		pp_report(o->csv, size, a->lat[LIB_FI], n, "fi");
+	ratio_line(size, "MPI", sum[LIB_MPI] > 0 ? sum[LIB_RMQ] / sum[LIB_MPI] : 0,
+	           a->ratio[LIB_MPI], a->blocks, a->per);
+	if (a->nlib <= LIB_FI)
+		return;
+	snprintf(what, sizeof(what), "libfabric %s", o->fi);
+	ratio_line(size, what, sum[LIB_FI] > 0 ? sum[LIB_RMQ] / sum[LIB_FI] : 0,
+	           a->ratio[LIB_FI], a->blocks, a->per);
+	ratio_line(size, "the better of the two, block by block",
+	           sum[LIB_RMQ] / (sum[LIB_MPI] < sum[LIB_FI] ? sum[LIB_MPI]
+	                                                       : sum[LIB_FI]),
+	           a->best, a->blocks, a->per);
 }
 
 static int
 run(const struct opts *o, int rank)
 {
 	struct pp_stamps st  = {0};
-	struct rmq_stats rs0;
+	struct alt       a   = {0};
+	struct fip       f   = {0};
 	uint8_t         *sb  = NULL, *rb = NULL;
-	double          *lat = NULL, *lat2[2] = {NULL, NULL}, *ratio = NULL;
+	double          *lat = NULL;
 	size_t           max = 1, size;
 	rmq_ctx         *ctx = NULL;
-	rmq_socket      *s   = NULL;
-	int              k, iters, warm, blocks = 0, per = 0, ret = 1;
+	int              k, iters, warm, ret = 1;
 
 	for (k = 0; k < o->nsizes; k++)
 		if (o->sizes[k] > max)
@@ -316,16 +575,29 @@ run(const struct opts *o, int rank)
 	if (sb == NULL || rb == NULL)
 		goto out;
 	pp_fill(sb, max, (uint64_t) rank);
-	if (o->rmq != NULL)
-		s = rmq_pair_open(o->rmq, rank, &ctx);
+	if (o->rmq != NULL) {
+		a.s    = rmq_pair_open(o->rmq, rank, &ctx);
+		a.nlib = 2;
+	}
+	if (o->fi != NULL) {
+		fip_open(&f, o->fi, rank, max);
+		a.f    = &f;
+		a.nlib = 3;
+	}
 	if (rank == 0) {
 		printf("# " PROG ": %s, MPI_Send/MPI_Recv, rank 0 measures, "
 		       "rank 1 echoes\n",
 		       mpi_version());
 		if (o->rmq != NULL)
-			printf("# and librmq %s, a PAIR over %s, alternated "
-			       "with MPI in %d blocks per size (ABBA)\n",
-			       rmq_version(), o->rmq, o->blocks);
+			printf("# and librmq %s, a PAIR over %s%s%s%s, "
+			       "alternated with MPI in %d blocks per size and "
+			       "library, the order rotated each block\n",
+			       rmq_version(), o->rmq,
+			       o->fi != NULL ? ", and a bare libfabric " : "",
+			       o->fi != NULL ? o->fi : "",
+			       o->fi != NULL ? " ping-pong (fi_pingpong's way)"
+			                     : "",
+			       o->blocks);
 		if (o->csv)
 			printf(PP_CSV_HEADER "\n");
 		else
@@ -339,42 +611,33 @@ run(const struct opts *o, int rank)
 		iters = o->iters > 0 ? o->iters : default_iters(size);
 		warm  = o->warmup >= 0 ? o->warmup : size <= 65536 ? 1000 : 100;
 		if (o->rmq != NULL) {
-			blocks = o->blocks < iters ? o->blocks : iters;
-			per    = iters / blocks;
-			iters  = blocks * per;
+			a.blocks = o->blocks < iters ? o->blocks : iters;
+			a.per    = iters / a.blocks;
+			a.warm   = warm;
+			iters    = a.blocks * a.per;
 		}
 		if (rank == 0) {
 			free(lat);
-			free(lat2[0]);
-			free(lat2[1]);
-			free(ratio);
-			lat2[0] = lat2[1] = ratio = NULL;
+			lat = NULL;
 			pp_stamps_free(&st);
-			lat = malloc((size_t) iters * sizeof(*lat));
-			if (lat == NULL ||
-			    pp_stamps_init(&st, o->rmq != NULL ? per : iters) != 0)
+			alt_free(&a);
+			if (o->rmq == NULL)
+				lat = malloc((size_t) iters * sizeof(*lat));
+			if ((o->rmq == NULL && lat == NULL) ||
+			    (o->rmq != NULL && alt_alloc(&a) != 0) ||
+			    pp_stamps_init(&st, o->rmq != NULL ? a.per : iters) != 0)
 				goto out;
-			if (o->rmq != NULL) {
-				lat2[0] = lat;
-				lat     = NULL;
-				lat2[1] = malloc((size_t) iters * sizeof(double));
-				ratio   = malloc((size_t) blocks * sizeof(double));
-				if (lat2[1] == NULL || ratio == NULL)
-					goto out;
-			}
 		}
 		if (o->rmq == NULL) {
 			pingpong(rank, size, iters, warm, sb, rb, &st, lat);
 			if (rank == 0)
 				pp_report(o->csv, size, lat, iters, "mpi");
 		} else {
-			if (rank == 0 && rmq_stats(s, &rs0) != 0)
-				memset(&rs0, 0, sizeof(rs0));
-			alternate(s, rank, size, blocks, per, warm, sb, rb, &st,
-			          lat2, ratio);
+			if (rank == 0 && rmq_stats(a.s, &a.st0) != 0)
+				memset(&a.st0, 0, sizeof(a.st0));
+			alternate(&a, rank, size, sb, rb, &st);
 			if (rank == 0)
-				alternate_report(o, s, size, &rs0, lat2, iters,
-				                 ratio, blocks);
+				alternate_report(o, &a, size);
 		}
 		if (rank == 0)
 			fflush(stdout);
@@ -383,16 +646,16 @@ run(const struct opts *o, int rank)
 out:
 	if (ret != 0)
 		fprintf(stderr, PROG " (rank %d): out of memory\n", rank);
-	if (s != NULL)
-		rmq_close(s);
+	if (a.f != NULL)
+		fip_close(a.f);
+	if (a.s != NULL)
+		rmq_close(a.s);
 	if (ctx != NULL)
 		rmq_ctx_destroy(ctx);
 	free(sb);
 	free(rb);
 	free(lat);
-	free(lat2[0]);
-	free(lat2[1]);
-	free(ratio);
+	alt_free(&a);
 	pp_stamps_free(&st);
 	return ret;
 }
@@ -403,6 +666,7 @@ main(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"csv", no_argument, NULL, 'c'},
 	    {"rmq", required_argument, NULL, 'r'},
+	    {"fi", required_argument, NULL, 'f'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -436,6 +700,9 @@ main(int argc, char **argv)
 		case 'r':
 			o.rmq = optarg;
 			break;
+		case 'f':
+			o.fi = optarg;
+			break;
 		case 'B':
 			if (parse_int(optarg, 1, &o.blocks) != 0)
 				goto bad;
@@ -450,7 +717,7 @@ main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (optind < argc)
+	if (optind < argc || (o.fi != NULL && o.rmq == NULL))
 		goto usage;
 
 	MPI_Init(&argc, &argv);

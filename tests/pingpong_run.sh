@@ -1,9 +1,9 @@
 #!/bin/sh
 # Run rmq_pingpong the ways a user does and check its CSV: under mpirun -np 2
 # (mode mpi), as --server/--connect (mode standalone) and --local; mode
-# mpialt runs perf/mpi_pingpong --rmq PROVIDER under mpirun instead (MPI and
-# librmq alternated in the same two ranks: per size an mpi row, a librmq
-# row and the ratio line).
+# mpialt runs perf/mpi_pingpong --rmq PROVIDER --fi PROVIDER under mpirun
+# instead (MPI, librmq and bare libfabric alternated in the same two ranks:
+# per size an mpi row, a librmq row, an fi row and three ratio lines).
 # usage: pingpong_run.sh MODE PINGPONG PROVIDER
 set -eu
 mode=$1 pp=$2 prov=$3
@@ -21,15 +21,17 @@ mpi | mpialt)
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 	if [ "$mode" = mpialt ]; then
 		sizes=0,64,4096,1048576
-		timeout 120 "$mpirun" --oversubscribe -np 2 "$pp" --rmq "$prov" \
-			-S "$sizes" -I 400 -W 20 -B 4 --csv >"$out"
+		timeout 120 "$mpirun" --oversubscribe -np 2 -x FI_TCP_IFACE \
+			"$pp" --rmq "$prov" --fi "$prov" -S "$sizes" -I 400 \
+			-W 20 -B 4 --csv >"$out"
 		cat "$out"
-		# Comments aside: the header, then per size an mpi row and a
-		# librmq row; and per size a ratio line over 4 block pairs.
+		# Comments aside: the header, then per size an mpi, a librmq
+		# and an fi row; then per size three ratio lines (librmq over
+		# MPI, over libfabric, over the better) of 4 blocks each.
 		awk -v sizes="$sizes" '
-		/^# [0-9]+ B: librmq \/ MPI/ {
-			if ($2 != want[row / 2] || row % 2 != 0) { print "ratio line out of place: " $0; exit 1 }
-			if ($9 + 0 <= 0 || $NF != "trips" || $(NF - 5) != 4) { print "bad ratio line: " $0; exit 1 }
+		/^# [0-9]+ B: librmq \/ / {
+			if ($2 != want[row / 3] || row % 3 != 0) { print "ratio line out of place: " $0; exit 1 }
+			if ($0 !~ /mean one-way: [0-9.]+ over all; per block median [0-9.]+ \[[0-9.]+-[0-9.]+\], 4 blocks of 100 round trips$/) { print "bad ratio line: " $0; exit 1 }
 			ratios++; next
 		}
 		/^#/ { next }
@@ -37,13 +39,14 @@ mpi | mpialt)
 		{
 			split($0, f, ",")
 			row++
-			if (f[1] != want[int((row + 1) / 2)]) { print "row " row ": size " f[1]; exit 1 }
+			if (f[1] != want[int((row + 2) / 3)]) { print "row " row ": size " f[1]; exit 1 }
 			if (f[2] !~ /^[0-9.]+$/ || f[2] <= 0 || f[3] < f[2]) { print "bad latency: " $0; exit 1 }
-			if (row % 2 == 1 && f[5] != "mpi") { print "not mpi: " $0; exit 1 }
-			if (row % 2 == 0 && f[5] !~ /^(inject|eager|ring|rndv_read|rndv_write|rndv_send|seg|local)$/) { print "bad path: " $0; exit 1 }
+			if (row % 3 == 1 && f[5] != "mpi") { print "not mpi: " $0; exit 1 }
+			if (row % 3 == 2 && f[5] !~ /^(inject|eager|ring|rndv_read|rndv_write|rndv_send|seg|local)$/) { print "bad path: " $0; exit 1 }
+			if (row % 3 == 0 && f[5] != "fi") { print "not fi: " $0; exit 1 }
 		}
-		END { if (row != 2 * n || ratios != n) { print "rows " row ", ratio lines " ratios; exit 1 } }' "$out"
-		echo "mpi_pingpong --rmq $prov: ok"
+		END { if (row != 3 * n || ratios != 3 * n) { print "rows " row ", ratio lines " ratios; exit 1 } }' "$out"
+		echo "mpi_pingpong --rmq $prov --fi $prov: ok"
 		exit 0
 	fi
 	timeout 120 "$mpirun" --oversubscribe -np 2 "$pp" -p "$prov" \
