@@ -675,7 +675,7 @@ START_TEST(test_caps_tcp_rxm_protocol)
 	rmq_path_table_init(&t, &c, &cfg, NULL);
 	ck_assert(t.ring);
 	check_path(&t, t.inject_max + 1, RMQ_PATH_RING, r.what);
-	check_path(&t, 65520, RMQ_PATH_RING, r.what);
+	check_path(&t, 65536, RMQ_PATH_RING, r.what);
 	cfg.eager_max = 65536;
 	ck_assert_int_eq(caps_of(&c, &r, &cfg), 0);
 	ck_assert_uint_eq(c.eager_max, RMQ_SLAB_MSG_MIN);
@@ -1013,7 +1013,8 @@ START_TEST(test_caps_verbs_msg_only_multi_recv_missing)
 	check_path(&t, 64 - RMQ_HDR_SIZE, RMQ_PATH_INJECT, r.what);
 	check_path(&t, 64 - RMQ_HDR_SIZE + 1, RMQ_PATH_EAGER, r.what);
 	check_path(&t, 16385, RMQ_PATH_RING, r.what);
-	check_path(&t, 65521, RMQ_PATH_RNDV_READ, r.what);
+	check_path(&t, 65536, RMQ_PATH_RING, r.what);
+	check_path(&t, 65537, RMQ_PATH_RNDV_READ, r.what);
 }
 END_TEST
 
@@ -1046,8 +1047,8 @@ START_TEST(test_caps_verbs_rxm_ordered)
 END_TEST
 
 /*
- * inject -> eager -> ring -> rndv_read.  The row's ring_max (64 KiB, cut
- * to a quarter of the default ring: 65520) gives the ring 16K..64K.
+ * inject -> eager -> ring -> rndv_read.  The row's ring_max (64 KiB; a
+ * quarter of the default ring holds 69616) gives the ring 16K..64K.
  */
 START_TEST(test_path_verbs_rxm_table)
 {
@@ -1063,14 +1064,14 @@ START_TEST(test_path_verbs_rxm_table)
 	ck_assert(t.ring);
 	ck_assert_uint_eq(t.inject_max, im);
 	ck_assert_uint_eq(t.eager_max, 16384);
-	ck_assert_uint_eq(t.ring_max, 65520);
+	ck_assert_uint_eq(t.ring_max, 65536);
 	check_path(&t, 0, RMQ_PATH_INJECT, w);
 	check_path(&t, im, RMQ_PATH_INJECT, w);
 	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 	check_path(&t, 16384, RMQ_PATH_EAGER, w);
 	check_path(&t, 16385, RMQ_PATH_RING, w);
-	check_path(&t, 65520, RMQ_PATH_RING, w);
-	check_path(&t, 65521, RMQ_PATH_RNDV_READ, w);
+	check_path(&t, 65536, RMQ_PATH_RING, w);
+	check_path(&t, 65537, RMQ_PATH_RNDV_READ, w);
 
 	/* eager up to 8 KiB: the ring from 8K */
 	rmq_config_defaults(&cfg);
@@ -1081,8 +1082,8 @@ START_TEST(test_path_verbs_rxm_table)
 	check_path(&t, im + 1, RMQ_PATH_EAGER, w);
 	check_path(&t, 8192, RMQ_PATH_EAGER, w);
 	check_path(&t, 8193, RMQ_PATH_RING, w);
-	check_path(&t, 65520, RMQ_PATH_RING, w);
-	check_path(&t, 65521, RMQ_PATH_RNDV_READ, w);
+	check_path(&t, 65536, RMQ_PATH_RING, w);
+	check_path(&t, 65537, RMQ_PATH_RNDV_READ, w);
 	check_path(&t, 1 * GiB, RMQ_PATH_RNDV_READ, w);
 
 	/* ring_max 32 KiB from the file: 16K..32K by ring */

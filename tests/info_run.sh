@@ -67,14 +67,14 @@ grep -q 'path table, PAIR' "$tmp/out" && fail "tcp: --pattern reqrep printed PAI
 expect tcp 'inject size: +128 bytes'
 # Eager to 4 KiB, then the ring (providers/tcp.c, measured 27 Nov).
 expect tcp '129 \.\. 4096 +eager +provider row'
-expect tcp '4097 \.\. 65520 +ring +provider row'
+expect tcp '4097 \.\. 65536 +ring +provider row'
 expect tcp 'lands only while the target progresses'
 # With rxm's own protocol (lib/caps.c): inject 64, the ring, as measured
 # with that protocol, and no eager range.
 FI_OFI_RXM_ENABLE_PASSTHRU=0 "$info" -p tcp --pattern reqrep >"$tmp/out" 2>&1 ||
 	fail "tcp rxm: exit $?"
 expect 'tcp rxm' 'caps:.*FI_MULTI_RECV'
-expect 'tcp rxm' '65 \.\. 65520 +ring +provider row'
+expect 'tcp rxm' '65 \.\. 65536 +ring +provider row'
 
 cat >"$tmp/tuned.yaml" <<YAML
 thresholds:
@@ -118,14 +118,14 @@ YAML
 	fail "named: exit $?"
 expect named "path table, PAIR, socket 'bulk7':"
 expect named "129 \.\. 8192 +eager +YAML, socket name \($tmp/named.yaml: thresholds.sockets.bulk\*\)"
-expect named "8193 \.\. 65520 +ring +provider row"
-expect named "65521 \.\. +rndv_write +YAML, socket name"
+expect named "8193 \.\. 65536 +ring +provider row"
+expect named "65537 \.\. +rndv_write +YAML, socket name"
 expect named "\"thresholds.sockets.bulk\*.rndv\": rndv_write  # file $tmp/named.yaml:4"
 "$info" -p tcp -c "$tmp/named.yaml" --name ctl >"$tmp/out" 2>&1 || fail "ctl: exit $?"
 expect ctl 'every size +eager +forced \(YAML, socket name'
 "$info" -p tcp -c "$tmp/named.yaml" --name other >"$tmp/out" 2>&1 || fail "other: exit $?"
 expect other "socket 'other' \(no thresholds.sockets section matches\)"
-expect other '65521 \.\. +rndv_read +provider row'
+expect other '65537 \.\. +rndv_read +provider row'
 "$info" --name 'a.b' >"$tmp/out" 2>&1
 [ $? -eq 2 ] || fail "bad --name: exit not 2"
 
