@@ -646,7 +646,8 @@ run(const struct opts *o, int rank)
 out:
 	if (ret != 0)
 		fprintf(stderr, PROG " (rank %d): out of memory\n", rank);
-	if (a.f != NULL)
+	/* fip_close waits for the other rank: not on the way to MPI_Abort. */
+	if (a.f != NULL && ret == 0)
 		fip_close(a.f);
 	if (a.s != NULL)
 		rmq_close(a.s);
