@@ -219,26 +219,19 @@ static void
 rmq_rounds(rmq_socket *s, int rank, size_t size, int n, uint8_t *sb,
            uint8_t *rb, struct pp_stamps *st)
 {
-	ssize_t rc = 0;
+	ssize_t rc;
 	int     i;
 
 	for (i = 0; i < n; i++) {
-		if (rank == 0) {
-			rc = rmq_send(s, sb, size, 0);
-			if (rc >= 0)
-				rc = rmq_recv(s, rb, size, 0);
-		} else {
-			rc = rmq_recv(s, rb, size, 0);
-			if (rc >= 0 && (size_t) rc != size)
-				rmq_die(rank, "ping-pong: a short message",
-				        -RMQ_EPROTO);
-			if (rc >= 0)
-				rc = rmq_send(s, sb, size, 0);
-		}
+		if (rank == 0 && (rc = rmq_send(s, sb, size, 0)) < 0)
+			rmq_die(rank, "send", rc);
+		rc = rmq_recv(s, rb, size, 0);
 		if (rc < 0)
-			rmq_die(rank, "ping-pong", rc);
-		if (rank == 0 && (size_t) rc != size)
-			rmq_die(rank, "ping-pong: a short message", -RMQ_EPROTO);
+			rmq_die(rank, "recv", rc);
+		if ((size_t) rc != size)
+			rmq_die(rank, "recv: a short message", -RMQ_EPROTO);
+		if (rank == 1 && (rc = rmq_send(s, sb, size, 0)) < 0)
+			rmq_die(rank, "send", rc);
 		if (st != NULL)
 			pp_stamp(st, i);
 	}
@@ -415,8 +408,9 @@ struct alt {
 	int              nlib; /* 2, or 3 with --fi */
 	int              blocks, per, warm;
 	double          *lat[NLIB];   /* rank 0: blocks * per each */
+	double           sum[NLIB];   /* rank 0: of each's lat */
 	double          *ratio[NLIB]; /* rank 0, per block: librmq / MPI,
-	                               * -, librmq / libfabric */
+	                               * none, librmq / libfabric */
 	double          *best;        /* librmq / the better of the two */
 	struct rmq_stats st0;
 };
@@ -428,9 +422,12 @@ alt_alloc(struct alt *a)
 	int    lib;
 
 	for (lib = 0; lib < a->nlib; lib++) {
-		a->lat[lib]   = malloc(n * sizeof(double));
-		a->ratio[lib] = malloc((size_t) a->blocks * sizeof(double));
-		if (a->lat[lib] == NULL || a->ratio[lib] == NULL)
+		a->lat[lib] = malloc(n * sizeof(double));
+		if (lib != LIB_RMQ)
+			a->ratio[lib] = malloc((size_t) a->blocks *
+			                       sizeof(double));
+		if (a->lat[lib] == NULL ||
+		    (lib != LIB_RMQ && a->ratio[lib] == NULL))
 			return -1;
 	}
 	a->best = malloc((size_t) a->blocks * sizeof(double));
@@ -478,8 +475,10 @@ alternate(struct alt *a, int rank, size_t size, uint8_t *sb, uint8_t *rb,
 	size_t at;
 
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (lib = 0; lib < a->nlib; lib++)
+	for (lib = 0; lib < a->nlib; lib++) {
 		lib_rounds(a, lib, rank, size, a->warm, sb, rb, NULL);
+		a->sum[lib] = 0;
+	}
 	for (b = 0; b < a->blocks; b++) {
 		for (j = 0; j < a->nlib; j++) {
 			lib = (j + b) % a->nlib;
@@ -494,6 +493,7 @@ alternate(struct alt *a, int rank, size_t size, uint8_t *sb, uint8_t *rb,
 			for (sum = 0, i = 0; i < a->per; i++)
 				sum += a->lat[lib][at + i];
 			mean[lib] = sum / a->per;
+			a->sum[lib] += sum;
 		}
 		if (rank != 0)
 			continue;
@@ -527,17 +527,14 @@ static void
 alternate_report(const struct opts *o, struct alt *a, size_t size)
 {
 	struct rmq_stats st1;
-	double           sum[NLIB] = {0, 0, 0};
-	const char      *path      = "rmq";
+	const double    *sum  = a->sum;
+	const char      *path = "rmq";
 	char             what[64];
-	int              n = a->blocks * a->per, i, k, lib;
+	int              n = a->blocks * a->per, k;
 
 	if (rmq_stats(a->s, &st1) == 0 &&
 	    (k = rmq_perf_main_path(&a->st0, &st1)) >= 0)
 		path = rmq_path_name(k);
-	for (lib = 0; lib < a->nlib; lib++)
-		for (i = 0; i < n; i++)
-			sum[lib] += a->lat[lib][i];
 	pp_report(o->csv, size, a->lat[LIB_MPI], n, "mpi");
 	pp_report(o->csv, size, a->lat[LIB_RMQ], n, path);
 	if (a->nlib > LIB_FI)

@@ -472,6 +472,16 @@ data_connect(const struct rmq_perf_role *r, const int type[2], rmq_ctx *ctx,
 	return rc < 0 ? rmq_perf_die("data hand-shake", rc) : 0;
 }
 
+/* A data pair of type[2]: the measuring side binds, the other connects. */
+static int
+data_open(const struct rmq_perf_role *r, const int type[2], bool measuring,
+          rmq_ctx *ctx, rmq_socket *ctl, struct rmq_perf_side *side,
+          rmq_socket **d)
+{
+	return measuring ? data_bind(r, type, ctx, ctl, side, d)
+	                 : data_connect(r, type, ctx, ctl, side, d);
+}
+
 /* One side of the run.  notify_fd: where a port-0 bind tells its address. */
 static int
 run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,
@@ -529,15 +539,10 @@ run(const struct rmq_perf_role *r, const char *endpoint, bool do_bind,
 		rmq_getopt(s, RMQ_LAST_ENDPOINT, ep, &len);
 		fprintf(stderr, "%s: listening on %s\n", rmq_perf_prog, ep);
 	}
-	if (r->data && (measuring ? data_bind(r, r->data_type, ctx, s, &side,
-	                                      &side.data)
-	                          : data_connect(r, r->data_type, ctx, s,
-	                                         &side, &side.data)) != 0)
-		goto out;
-	if (r->data && r->data2 &&
-	    (measuring ? data_bind(r, r->data2_type, ctx, s, &side, &side.data2)
-	               : data_connect(r, r->data2_type, ctx, s, &side,
-	                              &side.data2)) != 0)
+	if (r->data && (data_open(r, r->data_type, measuring, ctx, s, &side,
+	                          &side.data) != 0 ||
+	                (r->data2 && data_open(r, r->data2_type, measuring, ctx,
+	                                       s, &side, &side.data2) != 0)))
 		goto out;
 	side.s = s;
 	ret    = fn(&side, arg);
