@@ -30,6 +30,13 @@
  * a row per library (path mpi, the path librmq took, fi), and comments
  * with librmq's mean over each other's, block by block: median [min-max]
  * (with --fi also over the better of the two in each block).
+ *
+ * --fi-wait gives the bare ping-pong's CQ a wait fd (FI_WAIT_FD), as
+ * librmq's default asks for one where the provider has it so that its
+ * blocking calls can sleep; the CQ is still only spun on.  Then librmq
+ * with its default stands beside a bare loop that pays what a wait fd
+ * costs the provider, and librmq with progress.wait_fd false
+ * (RMQ_PROGRESS_WAIT_FD=0) beside the plain --fi.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -58,6 +65,7 @@ struct opts {
 	int         iters, warmup; /* 0 / -1: by size */
 	const char *rmq;    /* --rmq PROV, or NULL */
 	const char *fi;     /* --fi PROV (with --rmq), or NULL */
+	bool        fi_wait; /* --fi-wait: its CQ has a wait fd */
 	int         blocks; /* -B: per size and library, with --rmq */
 	size_t sizes[PP_MAX_SIZES];
 	int    nsizes;
@@ -69,7 +77,7 @@ usage(FILE *f)
 	fprintf(f,
 	        "usage: mpirun -np 2 " PROG " [-S SIZE[,SIZE...]|all] "
 	        "[-I ITER] [-W WARMUP] [--csv]\n"
-	        "       mpirun -np 2 " PROG " --rmq PROV [--fi PROV] "
+	        "       mpirun -np 2 " PROG " --rmq PROV [--fi PROV [--fi-wait]] "
 	        "[-B BLOCKS] [-S ...] [-I ITER] [-W WARMUP] [--csv]\n"
 	        "       " PROG " --version | --help\n"
 	        "MPI_Send/MPI_Recv ping-pong between ranks 0 (measures) and "
@@ -91,6 +99,9 @@ usage(FILE *f)
 	        "provider too\n"
 	        "             (fi_inject up to its inject size, else fi_send; "
 	        "one fi_recv each)\n"
+	        "  --fi-wait  with --fi: give its CQ a wait fd (FI_WAIT_FD), "
+	        "as librmq's\n"
+	        "             default asks for one; still only spun on\n"
 	        "  -B         blocks per size and library with --rmq (default "
 	        "20)\n");
 }
@@ -295,13 +306,14 @@ fip_poll(struct fip *f)
 /* An RDM endpoint of prov (FI_MSG only), its address swapped over MPI, a
  * receive of cap bytes posted. */
 static void
-fip_open(struct fip *f, const char *prov, int rank, size_t cap)
+fip_open(struct fip *f, const char *prov, bool wait_fd, int rank, size_t cap)
 {
 	struct fi_info   *h  = fi_allocinfo();
 	struct fi_av_attr aa = {.type = FI_AV_TABLE};
 	struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT};
 	char              name[256] = "", other[256];
 	size_t            len = sizeof(name);
+	int               ret;
 
 	f->rank = rank;
 	f->cap  = cap > 0 ? cap : 1;
@@ -317,7 +329,13 @@ fip_open(struct fip *f, const char *prov, int rank, size_t cap)
 	FIP_CK(f, fi_fabric(f->info->fabric_attr, &f->fab, NULL));
 	FIP_CK(f, fi_domain(f->fab, f->info, &f->dom, NULL));
 	FIP_CK(f, fi_av_open(f->dom, &aa, &f->av, NULL));
-	FIP_CK(f, fi_cq_open(f->dom, &ca, &f->cq, NULL));
+	if (wait_fd)
+		ca.wait_obj = FI_WAIT_FD;
+	ret = fi_cq_open(f->dom, &ca, &f->cq, NULL);
+	if (ret != 0)
+		fi_die(rank, wait_fd ? "--fi-wait: fi_cq_open with FI_WAIT_FD "
+		                       "(shm has no CQ wait fd)"
+		                     : "fi_cq_open", ret);
 	FIP_CK(f, fi_endpoint(f->dom, f->info, &f->ep, NULL));
 	FIP_CK(f, fi_ep_bind(f->ep, &f->av->fid, 0));
 	FIP_CK(f, fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV));
@@ -577,7 +595,7 @@ run(const struct opts *o, int rank)
 		a.nlib = 2;
 	}
 	if (o->fi != NULL) {
-		fip_open(&f, o->fi, rank, max);
+		fip_open(&f, o->fi, o->fi_wait, rank, max);
 		a.f    = &f;
 		a.nlib = 3;
 	}
@@ -592,8 +610,10 @@ run(const struct opts *o, int rank)
 			       rmq_version(), o->rmq,
 			       o->fi != NULL ? ", and a bare libfabric " : "",
 			       o->fi != NULL ? o->fi : "",
-			       o->fi != NULL ? " ping-pong (fi_pingpong's way)"
-			                     : "",
+			       o->fi == NULL ? ""
+			       : o->fi_wait ? " ping-pong (fi_pingpong's way, "
+			                      "its CQ with a wait fd)"
+			                    : " ping-pong (fi_pingpong's way)",
 			       o->blocks);
 		if (o->csv)
 			printf(PP_CSV_HEADER "\n");
@@ -665,6 +685,7 @@ main(int argc, char **argv)
 	    {"csv", no_argument, NULL, 'c'},
 	    {"rmq", required_argument, NULL, 'r'},
 	    {"fi", required_argument, NULL, 'f'},
+	    {"fi-wait", no_argument, NULL, 'w'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -701,6 +722,9 @@ main(int argc, char **argv)
 		case 'f':
 			o.fi = optarg;
 			break;
+		case 'w':
+			o.fi_wait = true;
+			break;
 		case 'B':
 			if (parse_int(optarg, 1, &o.blocks) != 0)
 				goto bad;
@@ -715,7 +739,8 @@ main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (optind < argc || (o.fi != NULL && o.rmq == NULL))
+	if (optind < argc || (o.fi != NULL && o.rmq == NULL) ||
+	    (o.fi_wait && o.fi == NULL))
 		goto usage;
 
 	MPI_Init(&argc, &argv);

@@ -4,9 +4,11 @@
 # mpialt runs perf/mpi_pingpong --rmq PROVIDER --fi PROVIDER under mpirun
 # instead (MPI, librmq and bare libfabric alternated in the same two ranks:
 # per size an mpi row, a librmq row, an fi row and three ratio lines).
-# usage: pingpong_run.sh MODE PINGPONG PROVIDER
+# An extra argument to mpialt goes to mpi_pingpong (--fi-wait: the bare
+# loop's CQ has a wait fd, which its header must then say).
+# usage: pingpong_run.sh MODE PINGPONG PROVIDER [MPI_PINGPONG_FLAG]
 set -eu
-mode=$1 pp=$2 prov=$3
+mode=$1 pp=$2 prov=$3 extra=${4:-}
 sizes=0,1,64,4096,65536,1048576
 out=$(mktemp)
 trap 'rm -f "$out"; [ -n "${spid:-}" ] && kill "$spid" 2>/dev/null || true' EXIT
@@ -22,9 +24,16 @@ mpi | mpialt)
 	if [ "$mode" = mpialt ]; then
 		sizes=0,64,4096,1048576
 		timeout 120 "$mpirun" --oversubscribe -np 2 -x FI_TCP_IFACE \
-			"$pp" --rmq "$prov" --fi "$prov" -S "$sizes" -I 400 \
-			-W 20 -B 4 --csv >"$out"
+			"$pp" --rmq "$prov" --fi "$prov" $extra -S "$sizes" \
+			-I 400 -W 20 -B 4 --csv >"$out"
 		cat "$out"
+		case $extra in
+		--fi-wait)
+			grep -q "^# and librmq .* ping-pong (fi_pingpong's way, its CQ with a wait fd)," "$out" ||
+				{ echo "the header does not say the bare loop's CQ has a wait fd"; exit 1; } ;;
+		'') ;;
+		*) echo "pingpong_run.sh: unknown flag $extra"; exit 2 ;;
+		esac
 		# Comments aside: the header, then per size an mpi, a librmq
 		# and an fi row; then per size three ratio lines (librmq over
 		# MPI, over libfabric, over the better) of 4 blocks each.
@@ -46,7 +55,7 @@ mpi | mpialt)
 			if (row % 3 == 0 && f[5] != "fi") { print "not fi: " $0; exit 1 }
 		}
 		END { if (row != 3 * n || ratios != 3 * n) { print "rows " row ", ratio lines " ratios; exit 1 } }' "$out"
-		echo "mpi_pingpong --rmq $prov --fi $prov: ok"
+		echo "mpi_pingpong --rmq $prov --fi $prov $extra: ok"
 		exit 0
 	fi
 	timeout 120 "$mpirun" --oversubscribe -np 2 "$pp" -p "$prov" \
