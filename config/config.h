@@ -68,6 +68,13 @@ enum rmq_cfg_local {
 #define RMQ_CFG_SECT_NAME 16 /* a pattern section's name, with its NUL */
 #define RMQ_CFG_NAMED_MAX 16 /* socket-name sections */
 #define RMQ_CFG_NAME_MAX  64 /* a socket name, with its NUL */
+
+/* ring.slots and ring.slot_size by default: the schema's defaults, and
+ * what the selector assumes when it has no configuration.  A message may
+ * take a quarter of the ring, and 17 slots of 4 KiB hold 64 KiB with its
+ * header. */
+#define RMQ_CFG_RING_SLOTS     68
+#define RMQ_CFG_RING_SLOT_SIZE 4096
 enum rmq_cfg_path_key {
 	RMQ_CFG_PK_INJECT = 0, /* inject_max */
 	RMQ_CFG_PK_EAGER,      /* eager_max */

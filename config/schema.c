@@ -315,12 +315,13 @@ const struct rmq_schema_key rmq_schema[] = {
 	    FIELD(fanout_slot_size),
 	    "bytes per log entry (rounded down to a multiple of 8); a payload "
 	    "over slot_size - 40 is copied into memory registered for it" },
-	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, 68, NULL, FIELD(ring_slots),
+	{ "ring.slots", RMQ_SCHEMA_INT, 0, 65536, RMQ_CFG_RING_SLOTS, NULL,
+	    FIELD(ring_slots),
 	    "slots in each peer's receive ring; 0 = no ring (68 by default: "
 	    "a message may take a quarter, and 17 slots of 4 KiB hold a "
 	    "64 KiB message with its header)" },
-	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, 4 * KiB, NULL,
-	    FIELD(ring_slot_size),
+	{ "ring.slot_size", RMQ_SCHEMA_SIZE, 64, 1 * MiB, RMQ_CFG_RING_SLOT_SIZE,
+	    NULL, FIELD(ring_slot_size),
 	    "bytes per ring slot; a message takes one or more slots" },
 	{ "ring.peers", RMQ_SCHEMA_INT, 0, 16384, 256, NULL, FIELD(ring_peers),
 	    "peers of a socket that get a ring (the first to connect); the "

@@ -87,8 +87,10 @@ cfg_src(const struct rmq_config *cfg, const char *key)
 static size_t
 ring_cap(const struct rmq_config *cfg)
 {
-	size_t slots = cfg != NULL ? (size_t) cfg->ring_slots : 68;
-	size_t slot  = cfg != NULL ? cfg->ring_slot_size : 4096;
+	size_t slots = cfg != NULL ? (size_t) cfg->ring_slots
+	                           : RMQ_CFG_RING_SLOTS;
+	size_t slot  = cfg != NULL ? cfg->ring_slot_size
+	                           : RMQ_CFG_RING_SLOT_SIZE;
 
 	/* A message takes at most a quarter of the ring (credits, wrap). */
 	if (slots < 4)
