@@ -43,6 +43,13 @@ mpi | mpialt)
 			if ($0 !~ /mean one-way: [0-9.]+ over all; per block median [0-9.]+ \[[0-9.]+-[0-9.]+\], 4 blocks of 100 round trips$/) { print "bad ratio line: " $0; exit 1 }
 			ratios++; next
 		}
+		# A size librmq took by the local path: how many came straight
+		# from the peer memory, after its ratio lines.
+		/^# [0-9]+ B: librmq on rank 0 took / {
+			if ($0 !~ /^# [0-9]+ B: librmq on rank 0 took [0-9]+ of [0-9]+ local messages straight from the peer.s memory/ || $9 + 0 > $11 + 0 || $11 + 0 <= 0) { print "bad direct line: " $0; exit 1 }
+			if ($2 != want[row / 3] || row % 3 != 0 || ratios != row) { print "direct line out of place: " $0; exit 1 }
+			direct[$2] = 1; next
+		}
 		/^#/ { next }
 		!hdr { if ($0 != "size,lat_p50_us,lat_p99_us,mbps,path") { print "header: " $0; exit 1 }; hdr = 1; n = split(sizes, want, ","); next }
 		{
@@ -53,8 +60,13 @@ mpi | mpialt)
 			if (row % 3 == 1 && f[5] != "mpi") { print "not mpi: " $0; exit 1 }
 			if (row % 3 == 2 && f[5] !~ /^(inject|eager|ring|rndv_read|rndv_write|rndv_send|seg|local)$/) { print "bad path: " $0; exit 1 }
 			if (row % 3 == 0 && f[5] != "fi") { print "not fi: " $0; exit 1 }
+			if (row % 3 == 2 && f[5] == "local") local[f[1]] = 1
 		}
-		END { if (row != 3 * n || ratios != 3 * n) { print "rows " row ", ratio lines " ratios; exit 1 } }' "$out"
+		END {
+			if (row != 3 * n || ratios != 3 * n) { print "rows " row ", ratio lines " ratios; exit 1 }
+			for (k in local) if (!(k in direct)) { print k " B went local, no direct line"; exit 1 }
+			for (k in direct) if (!(k in local)) { print k " B has a direct line, not local"; exit 1 }
+		}' "$out"
 		echo "mpi_pingpong --rmq $prov --fi $prov $extra: ok"
 		exit 0
 	fi
