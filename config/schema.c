@@ -413,7 +413,7 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "power of two); a "
 	    "message up to a quarter of it goes through the ring, larger "
 	    "ones by rendezvous" },
-	{ "local.split_min", RMQ_SCHEMA_SIZE, 0, 1024 * MiB, 128 * KiB, NULL,
+	{ "local.split_min", RMQ_SCHEMA_SIZE, 0, 1024 * MiB, 32 * KiB, NULL,
 	    FIELD(local_split_min),
 	    "a message at least this large from a peer on this host that "
 	    "waits in its send is copied by both: the sender writes half "
