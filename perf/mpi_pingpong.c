@@ -541,18 +541,18 @@ ratio_line(size_t size, const char *what, double all, double *r, int blocks,
 	       per);
 }
 
-/* Rank 0: a row per library, then librmq's ratios. */
+/* Rank 0: a row per library, then librmq's ratios; st1: librmq's stats
+ * after the size's blocks, or NULL. */
 static void
-alternate_report(const struct opts *o, struct alt *a, size_t size)
+alternate_report(const struct opts *o, struct alt *a, size_t size,
+                 const struct rmq_stats *st1)
 {
-	struct rmq_stats st1;
 	const double    *sum  = a->sum;
 	const char      *path = "rmq";
 	char             what[64];
 	int              n = a->blocks * a->per, k;
 
-	if (rmq_stats(a->s, &st1) == 0 &&
-	    (k = rmq_perf_main_path(&a->st0, &st1)) >= 0)
+	if (st1 != NULL && (k = rmq_perf_main_path(&a->st0, st1)) >= 0)
 		path = rmq_path_name(k);
 	pp_report(o->csv, size, a->lat[LIB_MPI], n, "mpi");
 	pp_report(o->csv, size, a->lat[LIB_RMQ], n, path);
@@ -576,19 +576,18 @@ alternate_report(const struct opts *o, struct alt *a, size_t size)
  * the ring (the local path picks whichever cost less so far from 16 KiB
  * up: on this host which one does depends on the placement). */
 static void
-direct_report(const struct alt *a, size_t size)
+direct_report(const struct alt *a, size_t size, const struct rmq_stats *st1)
 {
-	struct rmq_stats st1;
-	uint64_t         got;
+	uint64_t got;
 
-	if (rmq_stats(a->s, &st1) != 0)
+	if (st1 == NULL)
 		return;
-	got = st1.recv_msgs[RMQ_PATH_LOCAL] - a->st0.recv_msgs[RMQ_PATH_LOCAL];
+	got = st1->recv_msgs[RMQ_PATH_LOCAL] - a->st0.recv_msgs[RMQ_PATH_LOCAL];
 	if (got > 0)
 		printf("# %zu B: librmq on rank 0 took %" PRIu64 " of %" PRIu64
 		       " local messages straight from the peer's memory "
 		       "(rmq_stats direct_copies), the rest through the ring\n",
-		       size, st1.direct_copies - a->st0.direct_copies, got);
+		       size, st1->direct_copies - a->st0.direct_copies, got);
 }
 
 static int
@@ -675,8 +674,12 @@ run(const struct opts *o, int rank)
 				memset(&a.st0, 0, sizeof(a.st0));
 			alternate(&a, rank, size, sb, rb, &st);
 			if (rank == 0) {
-				alternate_report(o, &a, size);
-				direct_report(&a, size);
+				/* One look at the stats for both reports. */
+				struct rmq_stats st1;
+				bool have = rmq_stats(a.s, &st1) == 0;
+
+				alternate_report(o, &a, size, have ? &st1 : NULL);
+				direct_report(&a, size, have ? &st1 : NULL);
 			}
 		}
 		if (rank == 0)
