@@ -130,6 +130,12 @@ struct rmq_reactor {
 	unsigned           lmask;    /* the CQ every lmask + 1 of them
 	                              * (RMQ_LOCAL_CQ_MAX at most) */
 	int                cq_got;   /* what the last drain read from it */
+	/* A deaf wait fd (heard() in progress.c): cq_quiet -- the last
+	 * sleep had the wait fd in its set and ran to its timeout;
+	 * quiet_hist -- one bit per such sleep, newest lowest, set where the
+	 * drain after it still found a message that had come in. */
+	bool               cq_quiet;
+	uint8_t            quiet_hist;
 
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;
