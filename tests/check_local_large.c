@@ -89,11 +89,43 @@ seccomp_works(void)
 	       WEXITSTATUS(st) == 0;
 }
 
+/*
+ * The test servers' buffer, with a receive timeout so that a lost client
+ * cannot hang them; NULL without memory.
+ */
+static uint8_t *
+serve_buf(rmq_socket *s, size_t size)
+{
+	uint8_t *b = malloc(size);
+
+	if (b != NULL)
+		setopt_int(s, RMQ_RCVTIMEO, 30000);
+	return b;
+}
+
+/*
+ * The test servers' receive: one message into b (cap bytes), which must
+ * be want bytes of test_fill(seed).  Returns its length, or says what
+ * came instead (as who, item item) and returns -1.
+ */
+static ssize_t
+recv_item(rmq_socket *s, uint8_t *b, size_t cap, size_t want, uint64_t seed,
+          const char *who, int item)
+{
+	ssize_t n = rmq_recv(s, b, cap, 0);
+
+	if (n == (ssize_t) want && test_check(b, want, seed) == want)
+		return n;
+	fprintf(stderr, "%s: item %d: %zd bytes, wanted %zu (or wrong bytes)\n",
+	        who, item, n, want);
+	return -1;
+}
+
 /* Echo what comes, checked; arg: the RUN_* mode. */
 static int
 serve_echo(rmq_socket *s, void *arg)
 {
-	uint8_t         *b    = malloc(BIGGEST);
+	uint8_t         *b    = serve_buf(s, BIGGEST);
 	int              mode = *(const int *) arg;
 	struct rmq_stats st;
 	int              fails = 0, r, i;
@@ -106,16 +138,12 @@ serve_echo(rmq_socket *s, void *arg)
 		fprintf(stderr, "echo: no seccomp filter\n");
 		return 51;
 	}
-	setopt_int(s, RMQ_RCVTIMEO, 30000);
 	for (r = 0; r < ROUNDS && fails == 0; r++)
 		for (i = 0; i < (int) NSIZES && fails == 0; i++) {
-			n = rmq_recv(s, b, BIGGEST, 0);
-			if (n != (ssize_t) sizes[i] ||
-			    test_check(b, (size_t) n, (uint64_t) (r * 100 + i)) !=
-			        (size_t) n) {
-				fprintf(stderr, "echo: round %d item %d: %zd "
-				        "bytes, wanted %zu (or wrong bytes)\n", r,
-				        i, n, sizes[i]);
+			n = recv_item(s, b, BIGGEST, sizes[i],
+			              (uint64_t) (r * 100 + i), "echo",
+			              r * 100 + i);
+			if (n < 0) {
 				fails++;
 				break;
 			}
@@ -285,24 +313,17 @@ END_TEST
 static int
 serve_split_default(rmq_socket *s, void *arg)
 {
-	uint8_t         *b = malloc(SPLIT_LEN);
+	uint8_t         *b = serve_buf(s, SPLIT_LEN);
 	struct rmq_stats st;
 	int              fails = 0, i;
-	ssize_t          n;
 
 	(void) arg;
 	if (b == NULL)
 		return 50;
-	setopt_int(s, RMQ_RCVTIMEO, 30000);
 	for (i = 0; i < SPLIT_N && fails == 0; i++) {
 		memset(b, 0, SPLIT_LEN);
-		n = rmq_recv(s, b, SPLIT_LEN, 0);
-		if (n != SPLIT_LEN ||
-		    test_check(b, SPLIT_LEN, (uint64_t) i) != SPLIT_LEN) {
-			fprintf(stderr, "split: message %d: %zd bytes (or wrong "
-			        "bytes)\n", i, n);
-			fails++;
-		}
+		fails += recv_item(s, b, SPLIT_LEN, SPLIT_LEN, (uint64_t) i,
+		                   "split", i) < 0;
 	}
 	rmq_stats(s, &st);
 	if (st.split_copies < 2 || st.split_copies > SPLIT_N ||
@@ -359,7 +380,7 @@ static const size_t mid_sizes[] = {LOCAL_MAX, 16384, 40000, 100, 65000,
 static int
 serve_mid(rmq_socket *s, void *arg)
 {
-	uint8_t         *b = malloc(LOCAL_MAX);
+	uint8_t         *b = serve_buf(s, LOCAL_MAX);
 	struct rmq_stats st;
 	uint64_t         waited = 0;
 	int              fails = 0, i;
@@ -368,13 +389,10 @@ serve_mid(rmq_socket *s, void *arg)
 	(void) arg;
 	if (b == NULL)
 		return 50;
-	setopt_int(s, RMQ_RCVTIMEO, 30000);
 	for (i = 0; i < MID_N && fails == 0; i++) {
-		n = rmq_recv(s, b, LOCAL_MAX, 0);
-		if (n != (ssize_t) mid_sizes[i % NMID] ||
-		    test_check(b, (size_t) n, (uint64_t) i) != (size_t) n) {
-			fprintf(stderr, "mid: item %d: %zd bytes, wanted %zu "
-			        "(or wrong bytes)\n", i, n, mid_sizes[i % NMID]);
+		n = recv_item(s, b, LOCAL_MAX, mid_sizes[i % NMID],
+		              (uint64_t) i, "mid", i);
+		if (n < 0) {
 			fails++;
 			break;
 		}
