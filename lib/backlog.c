@@ -120,7 +120,7 @@ rmq_backlog_send(struct rmq_socket *s, const struct rmq_out *o, int flags)
 	m->msg  = o->msg;
 	m->len  = o->len;
 	if (o->msg == NULL && o->len > 0)
-		memcpy(m->data, o->buf, o->len);
+		rmq_copy(m->data, o->buf, o->len);
 	*s->bl_tail = m;
 	s->bl_tail  = &m->next;
 	s->bl_n++;

@@ -351,3 +351,22 @@ rmq_write_all(int fd, const uint8_t *b, size_t n, int timeout_ms)
 	}
 	return 0;
 }
+
+/* rmq_copy()'s way round the store-to-load aliasing stall (util.h): from
+ * the end down, 64 bytes at a time, the odd bytes at the end first. */
+void
+rmq_copy_back(void *dst, const void *src, size_t n)
+{
+	uint8_t       *d = dst;
+	const uint8_t *s = src;
+	size_t         i = n & ~(size_t) 63;
+	uint8_t        t[64];
+
+	if (n > i)
+		memcpy(d + i, s + i, n - i);
+	while (i >= 64) {
+		i -= 64;
+		memcpy(t, s + i, 64);
+		memcpy(d + i, t, 64);
+	}
+}

@@ -351,7 +351,7 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 			/* ring: its slots go back to the sender now, so copy */
 			m = rmq_msg_new_heap(len);
 			if (m != NULL && len > 0)
-				memcpy(rmq_msg_data(m), e->data, len);
+				rmq_copy(rmq_msg_data(m), e->data, len);
 		} else {
 			m = rmq_msg_new_slab(e->slab, e->data, len);
 			if (m != NULL)
@@ -360,7 +360,7 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 		if (m == NULL)
 			rc = -RMQ_ENOMEM;
 	} else if (n > 0) {
-		memcpy(buf, e->heap != NULL ? e->heap : e->data, n);
+		rmq_copy(buf, e->heap != NULL ? e->heap : e->data, n);
 	}
 done:
 	if (rc >= 0) {

@@ -423,7 +423,7 @@ ps_log_append(struct rmq_socket *s, struct pub_state *st, const uint8_t *b,
 		heap = malloc(len);
 		if (heap == NULL)
 			return -RMQ_ENOMEM;
-		memcpy(heap, b, len);
+		rmq_copy(heap, b, len);
 		rc = rmq_pat_mem_wrap(s, heap, len, RMQ_PAT_REMOTE_READ, &ool);
 		if (rc != 0) {
 			free(heap);
@@ -454,7 +454,7 @@ ps_log_append(struct rmq_socket *s, struct pub_state *st, const uint8_t *b,
 		st64(e + E_BODY, raddr);
 		st64(e + E_BODY + 8, rkey);
 	} else if (len > 0) {
-		memcpy(e + E_BODY, b, len);
+		rmq_copy(e + E_BODY, b, len);
 	}
 	st64(e + E_SUM, ps_entry_sum(q, e, ool != NULL ? 16 : len));
 	__atomic_thread_fence(__ATOMIC_RELEASE);

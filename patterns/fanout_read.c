@@ -239,7 +239,7 @@ rd_take(struct ps_reader *r, uint32_t n, bool *got)
 		heap = malloc(len ? len : 1);
 		if (heap == NULL)
 			return false; /* again later */
-		memcpy(heap, e + E_BODY, len);
+		rmq_copy(heap, e + E_BODY, len);
 		(void) rmq_pat_deliver(r->s, r->sp->p, heap, len);
 		r->took++;
 		r->next++;

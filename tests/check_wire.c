@@ -16,6 +16,7 @@
 #include <check.h>
 
 #include "rmq.h"
+#include "util.h"
 #include "wire.h"
 
 #define FRAME_MAX (RMQ_CTRL_HDR_SIZE + RMQ_CTRL_BODY_MAX)
@@ -1316,6 +1317,66 @@ START_TEST(test_fuzz_mutated_hello)
 }
 END_TEST
 
+
+/* ---- rmq_copy: a message's bytes, whatever the two buffers' phase ---- */
+
+START_TEST(test_copy_phases)
+{
+	static const size_t sizes[] = {0, 1, 63, 64, 65, 2047, 2048, 2049,
+	                               4096, 4111, 65536, 70001};
+	static const size_t gaps[] = {0, 1, 8, 16, 24, 31, 32, 100, 4080};
+	static const size_t srcs[] = {0, 16, 4095};
+	const size_t        room = 4 * 4096 + 70001 + 4096;
+	uint8_t            *a, *b, *src, *dst, *guard = malloc(room);
+	size_t              si, gi, oi, i, n;
+
+	ck_assert_ptr_nonnull(guard);
+	memset(guard, 0xee, room);
+	ck_assert_int_eq(posix_memalign((void **) &a, 4096, room), 0);
+	ck_assert_int_eq(posix_memalign((void **) &b, 4096, room), 0);
+	for (i = 0; i < room; i++)
+		a[i] = (uint8_t) (i * 131 + 7);
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+		for (gi = 0; gi < sizeof(gaps) / sizeof(gaps[0]); gi++)
+			for (oi = 0; oi < sizeof(srcs) / sizeof(srcs[0]); oi++) {
+				n   = sizes[si];
+				src = a + srcs[oi];
+				/* dst - src == gap modulo 4096, a guard page
+				 * before it */
+				dst = b + 4096 + ((srcs[oi] + gaps[gi]) & 4095);
+				memset(b, 0xee, room);
+				rmq_copy(dst, src, n);
+				ck_assert_msg(memcmp(dst, src, n) == 0,
+				              "%zu bytes, gap %zu, src at %zu",
+				              n, gaps[gi], srcs[oi]);
+				i = (size_t) (dst - b);
+				ck_assert(memcmp(b, guard, i) == 0);
+				ck_assert(memcmp(dst + n, guard,
+				                 room - i - n) == 0);
+			}
+	free(a);
+	free(b);
+	free(guard);
+}
+END_TEST
+
+/* It goes backwards exactly where glibc's forward copy stalls. */
+START_TEST(test_copy_aliases)
+{
+	static uint8_t buf[3 * 4096 + 1024 * 1024] __attribute__((aligned(4096)));
+	uint8_t       *page = buf, *next = buf + 4096;
+
+	ck_assert(rmq_copy_aliases(next + 16, page, 65536));
+	ck_assert(rmq_copy_aliases(next + 16 + 8, page + 16, 4096));
+	ck_assert(rmq_copy_aliases(next + 1, page, RMQ_COPY_ALIAS_MIN));
+	ck_assert(!rmq_copy_aliases(next + 16, page, RMQ_COPY_ALIAS_MIN - 1));
+	ck_assert(!rmq_copy_aliases(next + 16, page, RMQ_COPY_ALIAS_MAX));
+	ck_assert(!rmq_copy_aliases(next, page, 65536));
+	ck_assert(!rmq_copy_aliases(next + RMQ_COPY_ALIAS_GAP, page, 65536));
+	ck_assert(!rmq_copy_aliases(page, next + 16, 65536));
+}
+END_TEST
+
 static Suite *
 wire_suite(void)
 {
@@ -1378,6 +1439,8 @@ wire_suite(void)
 	tcase_add_test(tc, test_ctrl_decode_hello_truncated);
 	tcase_add_test(tc, test_fuzz_random_bytes);
 	tcase_add_test(tc, test_fuzz_mutated_hello);
+	tcase_add_test(tc, test_copy_phases);
+	tcase_add_test(tc, test_copy_aliases);
 	suite_add_tcase(s, tc);
 	return s;
 }

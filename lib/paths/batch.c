@@ -268,7 +268,7 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
 	rmq_put32(b, (uint32_t) o->len);
 	rmq_put32(b + 4, msgid);
 	if (o->len > 0)
-		memcpy(b + RMQ_BATCH_ITEM_HDR, o->buf, o->len);
+		rmq_copy(b + RMQ_BATCH_ITEM_HDR, o->buf, o->len);
 	if (item > RMQ_BATCH_ITEM_HDR + o->len)
 		memset(b + RMQ_BATCH_ITEM_HDR + o->len, 0,
 		       item - RMQ_BATCH_ITEM_HDR - o->len);

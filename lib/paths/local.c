@@ -310,7 +310,7 @@ ctl_rx(struct rmq_socket *s, struct local_peer *lp, const struct rmq_hdr *h,
 		s->stats.proto_errors++; /* dropped, as a slab would */
 		return 0;
 	}
-	memcpy(b, at, n);
+	rmq_copy(b, at, n);
 	if (rmq_hdr_decode(&again, b, n) != 0 ||
 	    memcmp(&again, h, sizeof(again)) != 0) {
 		if (b != small)

@@ -148,9 +148,9 @@ lput_once(void *arg)
 	}
 	at = lp->tx.d + off;
 	t0 = t->mid ? rmq_now_ns() : 0;
-	memcpy(at + RMQ_LRING_PFX, t->a, t->na);
+	rmq_copy(at + RMQ_LRING_PFX, t->a, t->na);
 	if (t->nb > 0)
-		memcpy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
+		rmq_copy(at + RMQ_LRING_PFX + t->na, t->b, t->nb);
 	if (t->mid)
 		mid_learn(lp, 0, t->nb, rmq_now_ns() - t0);
 	local_commit(t->s, lp, off, (uint32_t) (t->na + t->nb), t->hold);
@@ -315,7 +315,7 @@ rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 	at = lp->tx.d + off + RMQ_LRING_PFX;
 	rmq_hdr_encode(at, &h);
 	t0 = mid ? rmq_now_ns() : 0;
-	memcpy(at + RMQ_HDR_SIZE, buf, len);
+	rmq_copy(at + RMQ_HDR_SIZE, buf, len);
 	if (mid)
 		mid_learn(lp, 0, len, rmq_now_ns() - t0);
 	local_commit(s, lp, off, (uint32_t) n, hold);

@@ -316,7 +316,7 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	rmq_hdr_fill(&h, p, RMQ_MT_RING, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(tx->buf, &h);
 	if (o->len > 0)
-		memcpy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
+		rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
 	rma.addr = rp->raddr + (uint64_t) start * rp->rslot;
 	rma.key  = rp->rkey;
 	rma.imm  = RMQ_IMM_RING_MAKE(p->rid & 0xffff, start);

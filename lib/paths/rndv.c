@@ -250,7 +250,7 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 			free(r);
 			return -RMQ_ENOMEM;
 		}
-		memcpy(r->owned, o->buf, o->len);
+		rmq_copy(r->owned, o->buf, o->len);
 		r->src = r->owned;
 	}
 	r->len = o->len;
@@ -491,7 +491,7 @@ whole(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rxent *e,
 	rc = move(s, p, &e->rts, tmp, told);
 	if (tmp != dst) {
 		if (rc == 0)
-			memcpy(dst, tmp, n);
+			rmq_copy(dst, tmp, n);
 		free(tmp);
 	}
 	return rc;

@@ -55,7 +55,7 @@ seg_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		rmq_hdr_encode(tx->buf, &h);
 		rmq_seg_encode(tx->buf + RMQ_HDR_SIZE, (uint64_t) len);
 		if (n > 0)
-			memcpy(tx->buf + RMQ_SEG_HDR_SIZE, src + off, n);
+			rmq_copy(tx->buf + RMQ_SEG_HDR_SIZE, src + off, n);
 		if (!first)
 			rmq_waiter_init(w, -1);
 		rc = rmq_tx_post(s, p, w, tx, RMQ_SEG_HDR_SIZE + n, NULL);
@@ -157,7 +157,7 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		return;
 	}
 	if (h->len > 0)
-		memcpy((uint8_t *) e->heap + sp->have, data, h->len);
+		rmq_copy((uint8_t *) e->heap + sp->have, data, h->len);
 	sp->have += h->len;
 	if (sp->have == e->len) {
 		sp->e = NULL;

@@ -456,7 +456,7 @@ rmq_rx_keep(struct rmq_socket *s, struct rmq_rxent *e, struct rmq_slab *sl,
 	e->data = data;
 	if (!s->dom->caps.multi_recv &&
 	    (e->heap = malloc(e->len > 0 ? e->len : 1)) != NULL) {
-		memcpy(e->heap, data, e->len);
+		rmq_copy(e->heap, data, e->len);
 		e->data = e->heap;
 		return;
 	}
