@@ -554,16 +554,16 @@ dispatch(struct rmq_reactor *r, void *ctx, const struct rmq_cqe *e)
 static void
 heard(struct rmq_reactor *r, bool late)
 {
-	int old = r->cq_fd;
+	int old = r->cq_fd, nlate;
 
 	r->cq_quiet   = false;
 	r->quiet_hist = (uint8_t) (r->quiet_hist << 1 | (late ? 1 : 0));
 	if (!late)
 		return;
+	nlate = __builtin_popcount(r->quiet_hist);
 	rmq_log(RMQ_LOG_DEBUG, "a message came in while the CQ wait fd "
-	        "stayed silent (%d of the last 8 sleeps on it)",
-	        __builtin_popcount(r->quiet_hist));
-	if (__builtin_popcount(r->quiet_hist) < 3)
+	        "stayed silent (%d of the last 8 sleeps on it)", nlate);
+	if (nlate < 3)
 		return;
 	rmq_log(RMQ_LOG_WARN, "the completion queue's wait fd did not wake "
 	        "us for messages that had come in (3 of the last 8 sleeps "
@@ -595,8 +595,10 @@ rmq_reactor_drain(struct rmq_reactor *r)
 				                     .buf   = ent[i].buf,
 				                     .len   = ent[i].len,
 				                     .data  = ent[i].data};
-				rx += (ent[i].flags & FI_RECV) ||
-				      is_remote_write(ent[i].flags, 0);
+				/* Only after a silent sleep (heard()). */
+				if (r->cq_quiet)
+					rx += (ent[i].flags & FI_RECV) ||
+					      is_remote_write(ent[i].flags, 0);
 				dispatch(r, ent[i].op_context, &e);
 			}
 			total += (int) n;
