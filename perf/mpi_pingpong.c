@@ -37,6 +37,12 @@
  * with its default stands beside a bare loop that pays what a wait fd
  * costs the provider, and librmq with progress.wait_fd false
  * (RMQ_PROGRESS_WAIT_FD=0) beside the plain --fi.
+ *
+ * --page-aligned puts every library's send and receive buffer at the
+ * start of a page (posix_memalign), as many HPC codes allocate them.
+ * --zero-copy has librmq use its zero-copy calls: rank 0 sends with
+ * rmq_send and takes the reply with rmq_msg_recv, rank 1 echoes the
+ * message it got with rmq_msg_recv by rmq_msg_send.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,6 +73,8 @@ struct opts {
 	const char *rmq;    /* --rmq PROV, or NULL */
 	const char *fi;     /* --fi PROV (with --rmq), or NULL */
 	bool        fi_wait; /* --fi-wait: its CQ has a wait fd */
+	bool        aligned; /* --page-aligned buffers */
+	bool        zc;      /* --zero-copy: librmq's rmq_msg_* calls */
 	int         blocks; /* -B: per size and library, with --rmq */
 	size_t sizes[PP_MAX_SIZES];
 	int    nsizes;
@@ -79,7 +87,8 @@ usage(FILE *f)
 	        "usage: mpirun -np 2 " PROG " [-S SIZE[,SIZE...]|all] "
 	        "[-I ITER] [-W WARMUP] [--csv]\n"
 	        "       mpirun -np 2 " PROG " --rmq PROV [--fi PROV [--fi-wait]] "
-	        "[-B BLOCKS] [-S ...] [-I ITER] [-W WARMUP] [--csv]\n"
+	        "[-B BLOCKS] [--page-aligned] [--zero-copy] [-S ...] [-I ITER] "
+	        "[-W WARMUP] [--csv]\n"
 	        "       " PROG " --version | --help\n"
 	        "MPI_Send/MPI_Recv ping-pong between ranks 0 (measures) and "
 	        "1 (echoes).\n"
@@ -104,7 +113,11 @@ usage(FILE *f)
 	        "as librmq's\n"
 	        "             default asks for one; still only spun on\n"
 	        "  -B         blocks per size and library with --rmq (default "
-	        "20)\n");
+	        "20)\n"
+	        "  --page-aligned  every library's buffers start a page\n"
+	        "  --zero-copy     with --rmq: rank 1 echoes with rmq_msg_recv "
+	        "and\n"
+	        "             rmq_msg_send, rank 0 receives with rmq_msg_recv\n");
 }
 
 static int
@@ -226,10 +239,33 @@ rmq_pair_open(const char *prov, int rank, rmq_ctx **ctx)
 	return s;
 }
 
+/* One message in, by rmq_recv or (zc) rmq_msg_recv: rank 1 echoes the
+ * latter with rmq_msg_send, rank 0 frees it. */
+static void
+rmq_take(rmq_socket *s, int rank, size_t size, uint8_t *rb, bool zc)
+{
+	rmq_msg *m;
+	ssize_t  rc;
+
+	rc = zc ? rmq_msg_recv(s, &m, 0) : rmq_recv(s, rb, size, 0);
+	if (rc < 0)
+		rmq_die(rank, "recv", rc);
+	if ((zc ? rmq_msg_size(m) : (size_t) rc) != size)
+		rmq_die(rank, "recv: a short message", -RMQ_EPROTO);
+	if (!zc)
+		return;
+	if (rank == 0) {
+		rmq_msg_free(m);
+		return;
+	}
+	if ((rc = rmq_msg_send(s, m, 0)) < 0)
+		rmq_die(rank, "rmq_msg_send", rc);
+}
+
 /* n round trips of size bytes over librmq; rank 0 stamps each (st). */
 static void
 rmq_rounds(rmq_socket *s, int rank, size_t size, int n, uint8_t *sb,
-           uint8_t *rb, struct pp_stamps *st)
+           uint8_t *rb, bool zc, struct pp_stamps *st)
 {
 	ssize_t rc;
 	int     i;
@@ -237,12 +273,8 @@ rmq_rounds(rmq_socket *s, int rank, size_t size, int n, uint8_t *sb,
 	for (i = 0; i < n; i++) {
 		if (rank == 0 && (rc = rmq_send(s, sb, size, 0)) < 0)
 			rmq_die(rank, "send", rc);
-		rc = rmq_recv(s, rb, size, 0);
-		if (rc < 0)
-			rmq_die(rank, "recv", rc);
-		if ((size_t) rc != size)
-			rmq_die(rank, "recv: a short message", -RMQ_EPROTO);
-		if (rank == 1 && (rc = rmq_send(s, sb, size, 0)) < 0)
+		rmq_take(s, rank, size, rb, zc);
+		if (rank == 1 && !zc && (rc = rmq_send(s, sb, size, 0)) < 0)
 			rmq_die(rank, "send", rc);
 		if (st != NULL)
 			pp_stamp(st, i);
@@ -426,6 +458,7 @@ struct alt {
 	struct fip      *f;    /* --fi, or NULL */
 	int              nlib; /* 2, or 3 with --fi */
 	int              blocks, per, warm;
+	bool             zc;          /* --zero-copy */
 	double          *lat[NLIB];   /* rank 0: blocks * per each */
 	double           sum[NLIB];   /* rank 0: of each's lat */
 	double          *ratio[NLIB]; /* rank 0, per block: librmq / MPI,
@@ -474,7 +507,7 @@ lib_rounds(struct alt *a, int lib, int rank, size_t size, int n, uint8_t *sb,
 	if (lib == LIB_MPI)
 		mpi_rounds(rank, size, n, sb, rb, st);
 	else if (lib == LIB_RMQ)
-		rmq_rounds(a->s, rank, size, n, sb, rb, st);
+		rmq_rounds(a->s, rank, size, n, sb, rb, a->zc, st);
 	else
 		fip_rounds(a->f, rank, size, n, sb, st);
 }
@@ -605,14 +638,24 @@ run(const struct opts *o, int rank)
 	for (k = 0; k < o->nsizes; k++)
 		if (o->sizes[k] > max)
 			max = o->sizes[k];
-	sb = malloc(max);
-	rb = malloc(max);
+	if (o->aligned) {
+		void *p = NULL, *q = NULL;
+
+		if (posix_memalign(&p, 4096, max) == 0)
+			sb = p;
+		if (posix_memalign(&q, 4096, max) == 0)
+			rb = q;
+	} else {
+		sb = malloc(max);
+		rb = malloc(max);
+	}
 	if (sb == NULL || rb == NULL)
 		goto out;
 	pp_fill(sb, max, (uint64_t) rank);
 	if (o->rmq != NULL) {
 		a.s    = rmq_pair_open(o->rmq, rank, &ctx);
 		a.nlib = 2;
+		a.zc   = o->zc;
 	}
 	if (o->fi != NULL) {
 		fip_open(&f, o->fi, o->fi_wait, rank, max);
@@ -635,6 +678,12 @@ run(const struct opts *o, int rank)
 			                      "its CQ with a wait fd)"
 			                    : " ping-pong (fi_pingpong's way)",
 			       o->blocks);
+		if (o->rmq != NULL && (o->aligned || o->zc))
+			printf("# with%s%s\n",
+			       o->aligned ? " page-aligned buffers" : "",
+			       o->zc ? (o->aligned ? ", librmq's zero-copy calls"
+			                           : " librmq's zero-copy calls")
+			             : "");
 		if (o->csv)
 			printf(PP_CSV_HEADER "\n");
 		else
@@ -712,6 +761,8 @@ main(int argc, char **argv)
 	    {"rmq", required_argument, NULL, 'r'},
 	    {"fi", required_argument, NULL, 'f'},
 	    {"fi-wait", no_argument, NULL, 'w'},
+	    {"page-aligned", no_argument, NULL, 'a'},
+	    {"zero-copy", no_argument, NULL, 'z'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -751,6 +802,12 @@ main(int argc, char **argv)
 		case 'w':
 			o.fi_wait = true;
 			break;
+		case 'a':
+			o.aligned = true;
+			break;
+		case 'z':
+			o.zc = true;
+			break;
 		case 'B':
 			if (parse_int(optarg, 1, &o.blocks) != 0)
 				goto bad;
@@ -766,7 +823,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind < argc || (o.fi != NULL && o.rmq == NULL) ||
-	    (o.fi_wait && o.fi == NULL))
+	    (o.fi_wait && o.fi == NULL) || (o.zc && o.rmq == NULL))
 		goto usage;
 
 	MPI_Init(&argc, &argv);

@@ -5,7 +5,8 @@
 # instead (MPI, librmq and bare libfabric alternated in the same two ranks:
 # per size an mpi row, a librmq row, an fi row and three ratio lines).
 # An extra argument to mpialt goes to mpi_pingpong (--fi-wait: the bare
-# loop's CQ has a wait fd, which its header must then say).
+# loop's CQ has a wait fd; "--page-aligned --zero-copy": page-aligned
+# buffers and librmq's zero-copy calls; the header must then say so).
 # usage: pingpong_run.sh MODE PINGPONG PROVIDER [MPI_PINGPONG_FLAG]
 set -eu
 mode=$1 pp=$2 prov=$3 extra=${4:-}
@@ -31,6 +32,9 @@ mpi | mpialt)
 		--fi-wait)
 			grep -q "^# and librmq .* ping-pong (fi_pingpong's way, its CQ with a wait fd)," "$out" ||
 				{ echo "the header does not say the bare loop's CQ has a wait fd"; exit 1; } ;;
+		"--page-aligned --zero-copy")
+			grep -q "^# with page-aligned buffers, librmq's zero-copy calls$" "$out" ||
+				{ echo "the header does not say the buffers are page-aligned and librmq zero-copy"; exit 1; } ;;
 		'') ;;
 		*) echo "pingpong_run.sh: unknown flag $extra"; exit 2 ;;
 		esac
