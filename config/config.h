@@ -75,6 +75,9 @@ enum rmq_cfg_local {
  * header. */
 #define RMQ_CFG_RING_SLOTS     68
 #define RMQ_CFG_RING_SLOT_SIZE 4096
+/* thresholds.in_place by default: where skipping the send's copy paid on
+ * tcp (README, "Sends in place"). */
+#define RMQ_CFG_IN_PLACE       8192
 enum rmq_cfg_path_key {
 	RMQ_CFG_PK_INJECT = 0, /* inject_max */
 	RMQ_CFG_PK_EAGER,      /* eager_max */
@@ -112,6 +115,7 @@ struct rmq_config {
 	int      force;          /* thresholds.path: RMQ_PATH_*, -1 = by size */
 	int      tuned;          /* thresholds.tuned: written by rmq_tune */
 	int      fanout_log;     /* thresholds.fanout_log, -1 = provider row */
+	int64_t  in_place_min;   /* thresholds.in_place, -1 = never */
 	int      fanout_slots;   /* fanout.slots: entries in a PUB's log */
 	size_t   fanout_slot_size; /* fanout.slot_size: bytes per entry */
 	struct rmq_cfg_section sect[RMQ_CFG_SECT_MAX]; /* thresholds.SECTION */

@@ -304,6 +304,12 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "thresholds.tuned", RMQ_SCHEMA_ENUM, 0, 0, 0, booleans,
 	    FIELD(tuned),
 	    "true when rmq_tune measured these thresholds on this machine" },
+	{ "thresholds.in_place", RMQ_SCHEMA_SIZE_OR_NONE, -1, 1 * GiB,
+	    RMQ_CFG_IN_PLACE, NULL, FIELD(in_place_min),
+	    "a blocking send of at least this many bytes by eager or ring, "
+	    "with nothing else in flight to its peer, on a provider without "
+	    "FI_MR_LOCAL, is posted from the caller's buffer (no copy) and "
+	    "returns once the provider is done with it; -1 = never" },
 	{ "thresholds.fanout_log", RMQ_SCHEMA_INT, -1, 64, -1, NULL,
 	    FIELD(fanout_log),
 	    "PUB: subscribers at which each message is written once into a "

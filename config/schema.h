@@ -12,7 +12,7 @@
 
 #include "config.h"
 
-#define RMQ_SCHEMA_NKEYS     48 /* rows in rmq_schema[] */
+#define RMQ_SCHEMA_NKEYS     49 /* rows in rmq_schema[] */
 #define RMQ_SCHEMA_ECHO_SIZE 48 /* buffer for rmq_schema_echo() */
 
 enum rmq_schema_type {

@@ -218,7 +218,10 @@ struct rmq_stats {
 	                            * straight from its memory, not through
 	                            * the ring (large and, where it costs
 	                            * less, mid-sized; rmq_paths(7)) */
-	uint64_t reserved[5];
+	uint64_t sent_in_place;    /* messages sent from the caller's buffer
+	                            * without a copy (thresholds.in_place,
+	                            * rmq_paths(7)) */
+	uint64_t reserved[4];
 };
 
 /*

@@ -116,6 +116,9 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->mr_endpoint  = (mr & FI_MR_ENDPOINT) != 0;
 	c->mr_allocated = (mr & FI_MR_ALLOCATED) != 0;
 	c->need_context = (info->mode & (FI_CONTEXT | FI_CONTEXT2)) != 0;
+	c->in_place     = !c->mr_local && info->tx_attr != NULL &&
+	                  info->tx_attr->iov_limit >= 2 &&
+	                  (!c->rma_write || info->tx_attr->rma_iov_limit >= 1);
 
 	/*
 	 * Strict mode: the rules of verbs and efa on whatever provider this
@@ -129,6 +132,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	if (cfg != NULL && cfg->strict) {
 		c->strict       = true;
 		c->mr_local     = true;
+		c->in_place     = false;
 		c->rx_cq_data   = true;
 		c->need_context = true;
 		c->wait_fd      = false;

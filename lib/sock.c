@@ -115,6 +115,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->coalesce     = ctx->cfg.coalesce != 0;
 	s->coalesce_ns  = (int64_t) ctx->cfg.coalesce_us * 1000;
 	s->maxmsg       = ctx->cfg.max_msg_size;
+	s->in_place_min = ctx->cfg.in_place_min;
 	s->cq_fd        = -1;
 	rmq_path_opts_init(&s->popts);
 	rmq_reactor_init(&s->reactor, s);

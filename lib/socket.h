@@ -74,6 +74,7 @@ struct rmq_socket {
 	int                reconnect_ivl, reconnect_ivl_max; /* ms (dial.c) */
 	bool               connect_async; /* RMQ_CONNECT_ASYNC */
 	int64_t            maxmsg;
+	int64_t            in_place_min; /* thresholds.in_place, -1 never */
 	struct rmq_path_opts popts;   /* options that shape the path table */
 	char               name[RMQ_CFG_NAME_MAX]; /* RMQ_NAME, "" = none */
 

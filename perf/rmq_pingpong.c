@@ -213,6 +213,12 @@ measure(struct rmq_perf_side *side, void *arg)
 		rmq_stats(s, &st1);
 		pp_report(o->csv, size, lat, iters,
 		          rmq_path_name(rmq_perf_main_path(&st0, &st1)));
+		if (!o->csv && st1.sent_in_place > st0.sent_in_place)
+			printf("# %zu B: %llu of %d sends in place "
+			       "(thresholds.in_place)\n", size,
+			       (unsigned long long) (st1.sent_in_place -
+			                             st0.sent_in_place),
+			       iters);
 		fflush(stdout);
 	}
 	p.cmd   = RMQ_PERF_CMD_DONE;

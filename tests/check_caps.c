@@ -52,7 +52,7 @@ static const char *const pats[NPAT + 1] = {NULL, "pair", "reqrep"};
 /* What librmq must derive from it. */
 struct want {
 	bool   mr_local, mr_prov_key, mr_virt_addr, mr_endpoint, mr_allocated;
-	bool   rma_read, rma_native, wait_fd, inject, tagged;
+	bool   rma_read, rma_native, wait_fd, inject, tagged, in_place;
 	size_t inject_max, eager_max, rma_chunk;
 	int    rndv_path;
 };
@@ -68,6 +68,7 @@ static const struct want want_verbs = {
 	.wait_fd      = true,
 	.inject       = true,
 	.tagged       = true,
+	.in_place     = false, /* FI_MR_LOCAL */
 	.rndv_path    = RMQ_PATH_RNDV_READ,  /* row, native read */
 	.inject_max   = RMQ_INJECT_BUF - RMQ_HDR_SIZE, /* librmq's cap */
 	.eager_max    = 16384,               /* row */
@@ -85,6 +86,7 @@ static const struct want want_efa = {
 	.wait_fd      = false, /* row: RMQ_PROV_NO_WAIT_FD */
 	.inject       = true,
 	.tagged       = true,
+	.in_place     = false, /* FI_MR_LOCAL */
 	.rndv_path    = RMQ_PATH_RNDV_READ,
 	.inject_max   = 32,    /* row cap; fi_info allows more */
 	.eager_max    = 8192,  /* row */
@@ -102,6 +104,7 @@ static const struct want want_shm = {
 	.wait_fd      = false, /* row: RMQ_PROV_NO_WAIT_FD */
 	.inject       = true,
 	.tagged       = true,
+	.in_place     = true, /* no FI_MR_LOCAL, iovecs */
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 4096 - RMQ_HDR_SIZE,
 	.eager_max    = 4096,
@@ -119,6 +122,7 @@ static const struct want want_tcp = {
 	.wait_fd      = true,
 	.inject       = true,
 	.tagged       = true,
+	.in_place     = true, /* no FI_MR_LOCAL, iovecs */
 	.rndv_path    = RMQ_PATH_RNDV_READ, /* row */
 	.inject_max   = 64 - RMQ_HDR_SIZE,
 	.eager_max    = 4096, /* row (27 Nov) */
@@ -136,6 +140,7 @@ static const struct want want_sockets = {
 	.wait_fd      = true,
 	.inject       = true,
 	.tagged       = true,
+	.in_place     = true, /* no FI_MR_LOCAL, iovecs */
 	.rndv_path    = RMQ_PATH_RNDV_SEND, /* row */
 	.inject_max   = 255 - RMQ_HDR_SIZE,
 	.eager_max    = 65536,
@@ -237,6 +242,13 @@ END_TEST
 START_TEST(test_caps_mr_local)
 {
 	CHECK_FLAG(mr_local);
+}
+END_TEST
+
+/* Sends in place: never where local buffers need descriptors. */
+START_TEST(test_caps_in_place)
+{
+	CHECK_FLAG(in_place);
 }
 END_TEST
 
@@ -1364,6 +1376,7 @@ START_TEST(test_caps_strict_all_rows)
 			ck_assert_msg(c.need_context, "%s: need_context",
 			    r.what);
 			ck_assert_msg(!c.wait_fd, "%s: wait_fd", r.what);
+			ck_assert_msg(!c.in_place, "%s: in_place", r.what);
 			ck_assert_uint_le(c.cq_data_size, 4);
 			ck_assert_uint_eq(c.cq_data_size,
 			    r.cq_data_size < 4 ? r.cq_data_size : 4);
@@ -2018,6 +2031,7 @@ caps_suite(void)
 	tcase_set_timeout(tc, 180);
 	tcase_add_test(tc, test_caps_recorded_rows_accepted);
 	tcase_add_test(tc, test_caps_mr_local);
+	tcase_add_test(tc, test_caps_in_place);
 	tcase_add_test(tc, test_caps_mr_prov_key);
 	tcase_add_test(tc, test_caps_mr_virt_addr);
 	tcase_add_test(tc, test_caps_mr_endpoint);

@@ -755,6 +755,129 @@ START_TEST(test_force_bad_value)
 }
 END_TEST
 
+/* ---- sends in place (thresholds.in_place, rmq_paths(7)) ---- */
+
+#define IP_N   40
+#define IP_MAX 65536
+static const size_t ip_sizes[] = {8191, 8192, 16384, IP_MAX};
+#define IP_NSZ (sizeof(ip_sizes) / sizeof(ip_sizes[0]))
+
+/* Echo each request with other bytes, from one buffer that is written over
+ * as soon as each send returns; then take a stream of 16 KiB messages. */
+static int
+serve_in_place(rmq_socket *s, void *arg)
+{
+	uint8_t *b = malloc(IP_MAX + 1);
+	size_t   sz;
+	ssize_t  n;
+	int      i, fails = 0;
+
+	(void) arg;
+	if (b == NULL)
+		return 50;
+	for (i = 0; i < IP_N; i++) {
+		sz = ip_sizes[i % IP_NSZ];
+		n  = rmq_recv(s, b, IP_MAX + 1, 0);
+		if (n != (ssize_t) sz || test_check(b, sz, (uint64_t) i) != sz) {
+			fprintf(stderr, "in place: request %d wrong (%zd)\n", i,
+			        n);
+			fails++;
+		}
+		test_fill(b, sz, (uint64_t) i + 1000);
+		if (rmq_send(s, b, sz, 0) != (ssize_t) sz)
+			fails++;
+		memset(b, 0xa5, sz);
+	}
+	for (i = 0; i < IP_N; i++) {
+		n = rmq_recv(s, b, IP_MAX + 1, 0);
+		if (n != 16384 ||
+		    test_check(b, 16384, (uint64_t) i + 2000) != 16384) {
+			fprintf(stderr, "in place: stream %d wrong (%zd)\n", i,
+			        n);
+			fails++;
+		}
+	}
+	free(b);
+	return fails + (rmq_send(s, "ok", 2, 0) != 2);
+}
+
+/* Which path carried the one message sent between a and b. */
+static int
+sent_by(const struct rmq_stats *a, const struct rmq_stats *b)
+{
+	int k;
+
+	for (k = 0; k < RMQ_PATH_MAX; k++)
+		if (b->sent_msgs[k] != a->sent_msgs[k])
+			return k;
+	return -1;
+}
+
+START_TEST(test_in_place)
+{
+	const char      *prov   = provs[_i];
+	const char      *st     = getenv("RMQ_STRICT");
+	bool             strict = st != NULL && strcmp(st, "0") != 0;
+	char             bep[64], ep[256], ok[4];
+	struct rmq_stats a, b;
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	uint8_t         *m = malloc(IP_MAX + 1);
+	uint64_t         stream = 0;
+	size_t           sz;
+	bool             want;
+	int              i, path, flags;
+	pid_t            pid;
+
+	ck_assert_ptr_nonnull(m);
+	setenv("RMQ_COALESCE", "0", 1); /* the stream's messages go alone */
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_in_place, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	for (i = 0; i < IP_N; i++) {
+		sz    = ip_sizes[i % IP_NSZ];
+		flags = i % 5 == 4 ? RMQ_DONTWAIT : 0;
+		test_fill(m, sz, (uint64_t) i);
+		rmq_stats(s, &a);
+		ck_assert_int_eq(rmq_send(s, m, sz, flags), (ssize_t) sz);
+		rmq_stats(s, &b);
+		memset(m, 0x5a, sz); /* ours again: the peer must not see it */
+		path = sent_by(&a, &b);
+		/* Not the first (nothing came from the peer before it), not
+		 * below 8 KiB, not with RMQ_DONTWAIT, only by eager or ring
+		 * (on shm those sizes go by rendezvous), never when strict. */
+		want = i > 0 && sz >= 8192 && flags == 0 && !strict &&
+		       (path == RMQ_PATH_EAGER || path == RMQ_PATH_RING);
+		ck_assert_msg(b.sent_in_place - a.sent_in_place == (want ? 1 : 0),
+		              "%s: request %d, %zu B by %s: %s in place", prov,
+		              i, sz, rmq_path_name(path),
+		              want ? "not" : "went");
+		ck_assert_int_eq(rmq_recv(s, m, IP_MAX + 1, 0), (ssize_t) sz);
+		ck_assert_uint_eq(test_check(m, sz, (uint64_t) i + 1000), sz);
+	}
+	/* Back to back, no reply between: only the first goes in place
+	 * (a reply came before it); the rest are copied, none waits. */
+	rmq_stats(s, &a);
+	for (i = 0; i < IP_N; i++) {
+		test_fill(m, 16384, (uint64_t) i + 2000);
+		ck_assert_int_eq(rmq_send(s, m, 16384, 0), 16384);
+		memset(m, 0x5a, 16384);
+	}
+	rmq_stats(s, &b);
+	stream = b.sent_in_place - a.sent_in_place;
+	path   = sent_by(&a, &b);
+	want   = !strict && (path == RMQ_PATH_EAGER || path == RMQ_PATH_RING);
+	ck_assert_msg(stream == (want ? 1 : 0),
+	              "%s: %llu of a stream's %d sends in place", prov,
+	              (unsigned long long) stream, IP_N);
+	ck_assert_int_eq(rmq_recv(s, ok, sizeof(ok), 0), 2);
+	close_all(ctx, s);
+	free(m);
+	unsetenv("RMQ_COALESCE");
+	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
 static Suite *
 paths_suite(void)
 {
@@ -775,6 +898,7 @@ paths_suite(void)
 	tcase_add_test(tc, test_ring_stream_tcp);
 	tcase_add_test(tc, test_force_bad_value);
 	tcase_add_test(tc, test_rep_reply_after_emsgsize);
+	tcase_add_loop_test(tc, test_in_place, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -98,6 +98,8 @@ struct rec {
 	const char            *prov_name;
 	enum fi_ep_type        ep_type; /* FI_EP_UNSPEC (0): FI_EP_RDM */
 	uint32_t               protocol; /* ep_attr->protocol (0: unspec) */
+	size_t                 iov_limit;     /* tx_attr (0: not recorded) */
+	size_t                 rma_iov_limit; /* tx_attr (0: not recorded) */
 };
 
 /* verbs;ofi_rxm: RDM over verbs RC, libfabric 1.17. */
@@ -195,6 +197,8 @@ static const struct rec rec_shm = {
 	.msg_order     = FI_ORDER_SAS,                       /* fi_info */
 	.max_msg_size  = SIZE_MAX,                           /* fi_info */
 	.prov_name     = "shm",
+	.iov_limit     = 4,                                  /* fi_info */
+	.rma_iov_limit = 4,                                  /* fi_info */
 };
 
 /* tcp;ofi_rxm, libfabric 1.17.0, read back here (fi_info). */
@@ -212,6 +216,8 @@ static const struct rec rec_tcp = {
 	.msg_order     = RXM_TCP_ORDER,      /* fi_info */
 	.max_msg_size  = SIZE_MAX,           /* fi_info */
 	.prov_name     = "tcp;ofi_rxm",
+	.iov_limit     = 4,                  /* fi_info */
+	.rma_iov_limit = 4,                  /* fi_info */
 };
 
 /* sockets, libfabric 1.17.0, read back here (fi_info). */
@@ -230,6 +236,10 @@ static const struct rec rec_sockets = {
 	/* fi_info: 18446744073709547519 */
 	.max_msg_size  = SIZE_MAX - 4096,
 	.prov_name     = "sockets",
+	/* fi_getinfo with FI_RMA|FI_WRITE asked (fi_info without hints
+	 * shows rma_iov_limit 0) */
+	.iov_limit     = 8,
+	.rma_iov_limit = 8,
 };
 
 /* What today's hints get granted: writes too (live-rw). */
@@ -339,6 +349,8 @@ info_make(const struct rec *r)
 	info->ep_attr->protocol           = r->protocol;
 	info->tx_attr->inject_size        = r->inject_size;
 	info->tx_attr->msg_order          = r->msg_order;
+	info->tx_attr->iov_limit          = r->iov_limit;
+	info->tx_attr->rma_iov_limit      = r->rma_iov_limit;
 	info->rx_attr->msg_order          = r->msg_order;
 	info->domain_attr->mr_mode        = r->mr_mode;
 	info->domain_attr->cq_data_size   = r->cq_data_size;

@@ -542,6 +542,18 @@ main(int argc, char **argv)
 		       "this machine has\n",
 		       prov->name, ctx->cfg.provider_order);
 	print_caps(dom, info);
+	if (!dom->caps.in_place)
+		printf("  send in place: no (%s)\n",
+		       dom->caps.strict     ? "strict mode"
+		       : dom->caps.mr_local ? "FI_MR_LOCAL"
+		                            : "one iovec per send");
+	else if (ctx->cfg.in_place_min < 0)
+		printf("  send in place: no (thresholds.in_place -1)\n");
+	else
+		printf("  send in place: blocking eager and ring sends from "
+		       "%lld bytes, after a message from the peer "
+		       "(thresholds.in_place)\n",
+		       (long long) ctx->cfg.in_place_min);
 	print_numa(ctx, dom);
 	(void) print_tables(&dom->caps, &ctx->cfg, o.pattern);
 	print_can(&dom->caps, &ctx->cfg);

@@ -70,6 +70,8 @@ struct rmq_peer {
 	int             ntx;       /* tx slots it holds (paths/tx.c) */
 	uint64_t        sent;      /* DATA, RTS and FIN sent to it */
 	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
+	uint64_t        recvd_tx;  /* recvd when we last sent it a message
+	                            * by eager or ring (rmq_tx_in_place) */
 	/* Coalescing (paths/batch.c). */
 	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
 	uint32_t        bat_n;     /* messages in it */

@@ -161,20 +161,24 @@ eager_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	struct rmq_tx *tx;
 	int            rc;
 
-	RMQ_UNUSED(flags);
 	rc = rmq_tx_get(s, p, w, &tx);
 	if (rc != 0)
 		return rc;
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(tx->buf, &h);
-	rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
-	rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, NULL);
+	if (rmq_tx_in_place(s, p, o->len, flags)) {
+		rc = rmq_tx_post_in_place(s, p, w, tx, RMQ_HDR_SIZE, o->buf,
+		                          o->len, NULL);
+	} else {
+		rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
+		rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, NULL);
+	}
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;
 	}
 	rmq_tx_sent(s, p, RMQ_PATH_EAGER, o->len);
-	rmq_msg_free(o->msg); /* copied out */
+	rmq_msg_free(o->msg); /* copied out, or sent */
 	return 0;
 }
 

@@ -295,7 +295,6 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	uint32_t          start, need;
 	int               rc;
 
-	RMQ_UNUSED(flags);
 	if (rp == NULL || rp->rslots == 0)
 		return -RMQ_ENOTSUP;
 	if (slots_for(rp->rslot, o->len) > rp->rslots / 4 ||
@@ -315,19 +314,24 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		return rc;
 	rmq_hdr_fill(&h, p, RMQ_MT_RING, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(tx->buf, &h);
-	if (o->len > 0)
-		rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
 	rma.addr = rp->raddr + (uint64_t) start * rp->rslot;
 	rma.key  = rp->rkey;
 	rma.imm  = RMQ_IMM_RING_MAKE(p->rid & 0xffff, start);
-	rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, &rma);
+	if (rmq_tx_in_place(s, p, o->len, flags)) {
+		rc = rmq_tx_post_in_place(s, p, w, tx, RMQ_HDR_SIZE, o->buf,
+		                          o->len, &rma);
+	} else {
+		if (o->len > 0)
+			rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
+		rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, &rma);
+	}
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;
 	}
 	ring_took(rp, start, need, o->len);
 	rmq_tx_sent(s, p, RMQ_PATH_RING, o->len);
-	rmq_msg_free(o->msg); /* copied out */
+	rmq_msg_free(o->msg); /* copied out, or sent */
 	return 0;
 }
 

@@ -30,6 +30,7 @@ tx_free(struct rmq_socket *s, struct rmq_tx *tx)
 		tx->owner->ntx--;
 	tx->owner     = NULL;
 	tx->peer      = NULL;
+	tx->landed    = NULL;
 	tx->next_free = s->tx->free;
 	s->tx->free   = tx;
 }
@@ -42,6 +43,10 @@ tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	struct rmq_tx     *tx = rmq_container_of(op, struct rmq_tx, op);
 	struct rmq_peer   *p  = tx->peer;
 
+	if (tx->landed != NULL) {
+		*tx->landed = 1; /* the caller's payload is its own again */
+		tx->landed  = NULL;
+	}
 	tx_free(s, tx);
 	s->inflight--;
 	if (p == NULL)
@@ -320,6 +325,101 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	tx->peer = p;
 	p->pending++;
 	s->inflight++;
+	return 0;
+}
+
+bool
+rmq_tx_in_place(const struct rmq_socket *s, struct rmq_peer *p,
+                size_t len, int flags)
+{
+	bool answer = p->recvd != p->recvd_tx;
+
+	p->recvd_tx = p->recvd;
+	return answer && s->in_place_min >= 0 &&
+	       len >= (uint64_t) s->in_place_min && s->dom->caps.in_place &&
+	       !(flags & RMQ_DONTWAIT) && p->ntx == 1 && /* this one's slot */
+	       !p->local;
+}
+
+struct tx_place {
+	struct rmq_socket       *s;
+	struct rmq_peer         *p;
+	struct rmq_tx           *tx;
+	struct iovec             iov[2];
+	void                    *desc[2];
+	const struct rmq_tx_rma *rma;
+};
+
+static ssize_t
+tx_place_once(void *arg)
+{
+	struct tx_place  *t = arg;
+	struct fi_rma_iov ri;
+	struct fi_msg_rma mr;
+	struct fi_msg     m;
+
+	if (t->rma == NULL) {
+		m = (struct fi_msg){.msg_iov = t->iov, .desc = t->desc,
+		                    .iov_count = 2, .addr = t->p->fiaddr,
+		                    .context = &t->tx->op.fctx};
+		return fi_sendmsg(rmq_peer_ep(t->s, t->p), &m, FI_COMPLETION);
+	}
+	ri = (struct fi_rma_iov){.addr = t->rma->addr,
+	                         .len  = t->iov[0].iov_len + t->iov[1].iov_len,
+	                         .key  = t->rma->key};
+	mr = (struct fi_msg_rma){.msg_iov = t->iov, .desc = t->desc,
+	                         .iov_count = 2, .addr = t->p->fiaddr,
+	                         .rma_iov = &ri, .rma_iov_count = 1,
+	                         .context = &t->tx->op.fctx,
+	                         .data = t->rma->imm};
+	return fi_writemsg(rmq_peer_ep(t->s, t->p), &mr,
+	                   FI_COMPLETION | FI_REMOTE_CQ_DATA);
+}
+
+static int
+tx_landed(void *arg)
+{
+	return *(int *) arg;
+}
+
+int
+rmq_tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
+                     struct rmq_waiter *w, struct rmq_tx *tx, size_t hn,
+                     const void *payload, size_t len,
+                     const struct rmq_tx_rma *rma)
+{
+	struct tx_place   t = {.s = s, .p = p, .tx = tx, .rma = rma,
+	                       .iov = {{tx->buf, hn}, {(void *) payload, len}},
+	                       .desc = {tx->desc, NULL}};
+	struct rmq_waiter lw;
+	int               landed = 0, rc;
+
+	rc = rmq_post_retry(s, p, w, tx_place_once, &t,
+	                    rma != NULL ? "fi_writemsg" : "fi_sendmsg");
+	if (rc != 0) {
+		rmq_tx_put(s, tx);
+		return rc;
+	}
+	tx->peer   = p;
+	tx->landed = &landed;
+	p->pending++;
+	s->inflight++;
+	/*
+	 * Posted: the message is on its way, whatever the caller's timeout
+	 * says, and the provider reads the payload until its completion --
+	 * so we wait for that, without a deadline.  Nothing else of ours was
+	 * in flight to p, and the kernel's socket buffers take a message of
+	 * the sizes that go in place without p reading: on tcp the send
+	 * completes within its fi_writemsg, or at the next CQ read.
+	 */
+	rmq_waiter_init(&lw, -1);
+	(void) rmq_wait_until(&s->reactor, &lw, 0, tx_landed, &landed);
+	if (!landed) {
+		/* Only a shut-down context ends the wait before it: the
+		 * slot must not point at our stack any more. */
+		tx->landed = NULL;
+	}
+	s->stats.sent_in_place++;
 	return 0;
 }
 
