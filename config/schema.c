@@ -306,7 +306,8 @@ const struct rmq_schema_key rmq_schema[] = {
 	    "true when rmq_tune measured these thresholds on this machine" },
 	{ "thresholds.in_place", RMQ_SCHEMA_SIZE_OR_NONE, -1, 1 * GiB,
 	    RMQ_CFG_IN_PLACE, NULL, FIELD(in_place_min),
-	    "a blocking send of at least this many bytes by eager or ring, "
+	    "a blocking send of at least this many bytes (up to 64 KiB) by "
+	    "eager or ring, "
 	    "with nothing else in flight to its peer, on a provider without "
 	    "FI_MR_LOCAL, is posted from the caller's buffer (no copy) and "
 	    "returns once the provider is done with it; -1 = never" },

@@ -336,7 +336,8 @@ rmq_tx_in_place(const struct rmq_socket *s, struct rmq_peer *p,
 
 	p->recvd_tx = p->recvd;
 	return answer && s->in_place_min >= 0 &&
-	       len >= (uint64_t) s->in_place_min && s->dom->caps.in_place &&
+	       len >= (uint64_t) s->in_place_min && len <= RMQ_IN_PLACE_MAX &&
+	       s->dom->caps.in_place &&
 	       !(flags & RMQ_DONTWAIT) && p->ntx == 1 && /* this one's slot */
 	       !p->local;
 }

@@ -113,6 +113,14 @@ int  rmq_tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
  */
 bool rmq_tx_in_place(const struct rmq_socket *s, struct rmq_peer *p,
                      size_t len, int flags);
+/*
+ * Never above this (the ring's and tcp's eager limits by default): the
+ * wait for the completion has no deadline, and what a peer that stopped
+ * reading leaves room for is its socket's receive buffer and ours to
+ * send (Linux starts them at 128 KiB and 16 KiB) -- a larger ring or
+ * eager_max must not make a send wait on it.
+ */
+#define RMQ_IN_PLACE_MAX 65536u
 
 /*
  * Post with post(arg) until it returns something else than -FI_EAGAIN
