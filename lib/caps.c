@@ -116,7 +116,8 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->mr_endpoint  = (mr & FI_MR_ENDPOINT) != 0;
 	c->mr_allocated = (mr & FI_MR_ALLOCATED) != 0;
 	c->need_context = (info->mode & (FI_CONTEXT | FI_CONTEXT2)) != 0;
-	c->in_place     = !c->mr_local && info->tx_attr != NULL &&
+	c->in_place     = (row->flags & RMQ_PROV_TX_LOCAL_DONE) &&
+	                  !c->mr_local && info->tx_attr != NULL &&
 	                  info->tx_attr->iov_limit >= 2 &&
 	                  (!c->rma_write || info->tx_attr->rma_iov_limit >= 1);
 

@@ -40,7 +40,8 @@ struct rmq_caps {
 	bool     wait_fd;      /* try a CQ wait fd */
 	bool     mr_local;     /* descriptors for local buffers */
 	bool     in_place;     /* sends may post the caller's buffer: no
-	                        * FI_MR_LOCAL, two iovecs per send/write */
+	                        * FI_MR_LOCAL, two iovecs per send/write,
+	                        * completions without the peer (row) */
 	bool     mr_virt_addr; /* remote addresses are VAs, else offsets */
 	bool     mr_prov_key;  /* provider picks keys */
 	bool     mr_endpoint;  /* MRs must be bound to the endpoint */

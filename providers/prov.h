@@ -33,6 +33,11 @@
 #define RMQ_PROV_ONE_RECV      (1u << 10) /* a posted receive takes one
                                           * message: no FI_MULTI_RECV
                                           * asked (ep.c) */
+#define RMQ_PROV_TX_LOCAL_DONE (1u << 11) /* a send or write of up to
+                                          * 64 KiB completes without
+                                          * the peer's help, the peer
+                                          * stopped: sends in place
+                                          * (tx.c) may wait for it */
 
 struct rmq_prov {
 	const char *name;     /* librmq's name: scheme and config value */

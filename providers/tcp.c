@@ -81,7 +81,11 @@ const struct rmq_prov rmq_prov_tcp = {
 	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
 	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ONE_RECV |
 	                RMQ_PROV_ADDR_SOCKADDR |
-	                RMQ_PROV_IFACE_DOMAIN,
+	                RMQ_PROV_IFACE_DOMAIN |
+	                /* check_paths' test_in_place_stopped_peer: a 64 KiB
+	                 * ring write to a SIGSTOPped peer completes (the
+	                 * kernel's socket buffers) */
+	                RMQ_PROV_TX_LOCAL_DONE,
 	.inject_max   = 0,        /* fi_info: 128 passed through, 64
 	                           * with rxm's own protocol */
 	.eager_max    = 4096,     /* measured 27 Nov (above) */

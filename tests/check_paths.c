@@ -818,6 +818,7 @@ START_TEST(test_in_place)
 	const char      *prov   = provs[_i];
 	const char      *st     = getenv("RMQ_STRICT");
 	bool             strict = st != NULL && strcmp(st, "0") != 0;
+	bool             tcp    = strcmp(prov, "tcp") == 0;
 	char             bep[64], ep[256], ok[4];
 	struct rmq_stats a, b;
 	rmq_ctx         *ctx;
@@ -844,9 +845,10 @@ START_TEST(test_in_place)
 		memset(m, 0x5a, sz); /* ours again: the peer must not see it */
 		path = sent_by(&a, &b);
 		/* Not the first (nothing came from the peer before it), not
-		 * below 8 KiB, not with RMQ_DONTWAIT, only by eager or ring
-		 * (on shm those sizes go by rendezvous), never when strict. */
-		want = i > 0 && sz >= 8192 && flags == 0 && !strict &&
+		 * below 8 KiB, not with RMQ_DONTWAIT, only by eager or ring,
+		 * never when strict, and only on tcp: shm's and sockets'
+		 * sends wait for the peer (their rows). */
+		want = i > 0 && sz >= 8192 && flags == 0 && !strict && tcp &&
 		       (path == RMQ_PATH_EAGER || path == RMQ_PATH_RING);
 		ck_assert_msg(b.sent_in_place - a.sent_in_place == (want ? 1 : 0),
 		              "%s: request %d, %zu B by %s: %s in place", prov,
@@ -866,7 +868,8 @@ START_TEST(test_in_place)
 	rmq_stats(s, &b);
 	stream = b.sent_in_place - a.sent_in_place;
 	path   = sent_by(&a, &b);
-	want   = !strict && (path == RMQ_PATH_EAGER || path == RMQ_PATH_RING);
+	want   = !strict && tcp &&
+	         (path == RMQ_PATH_EAGER || path == RMQ_PATH_RING);
 	ck_assert_msg(stream == (want ? 1 : 0),
 	              "%s: %llu of a stream's %d sends in place", prov,
 	              (unsigned long long) stream, IP_N);
@@ -875,6 +878,67 @@ START_TEST(test_in_place)
 	free(m);
 	unsetenv("RMQ_COALESCE");
 	ck_assert_int_eq(reap(pid), 0);
+}
+END_TEST
+
+/*
+ * A send in place to a peer that cannot progress at all (stopped between
+ * its request and our reply) still returns: tcp completes it into the
+ * socket buffers.  Were it to wait for the peer, this test would hang
+ * until its timeout.  tcp only: that is the row with sends in place
+ * (RMQ_PROV_TX_LOCAL_DONE); shm's and sockets' sends wait for the peer,
+ * and sockets' own progress thread may not even have sent the request
+ * when the peer stops.
+ */
+static int
+serve_then_stop(rmq_socket *s, void *arg)
+{
+	uint8_t *b = malloc(IP_MAX + 1);
+	int      fails = 0;
+
+	(void) arg;
+	if (b == NULL || rmq_send(s, "req", 3, 0) != 3)
+		return 50;
+	raise(SIGSTOP); /* no librmq thread of ours runs until SIGCONT */
+	if (rmq_recv(s, b, IP_MAX + 1, 0) != IP_MAX ||
+	    test_check(b, IP_MAX, 77) != IP_MAX) {
+		fprintf(stderr, "in place to a stopped peer: reply wrong\n");
+		fails++;
+	}
+	free(b);
+	return fails;
+}
+
+START_TEST(test_in_place_stopped_peer)
+{
+	const char      *prov   = "tcp";
+	const char      *st     = getenv("RMQ_STRICT");
+	bool             strict = st != NULL && strcmp(st, "0") != 0;
+	char             bep[64], ep[256], req[8];
+	struct rmq_stats a, b;
+	rmq_ctx         *ctx;
+	rmq_socket      *s;
+	uint8_t         *m = malloc(IP_MAX);
+	int              wst = 0;
+	pid_t            pid;
+
+	ck_assert_ptr_nonnull(m);
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_then_stop, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	ck_assert_int_eq(rmq_recv(s, req, sizeof(req), 0), 3);
+	ck_assert_int_eq(waitpid(pid, &wst, WUNTRACED), pid);
+	ck_assert(WIFSTOPPED(wst));
+	test_fill(m, IP_MAX, 77);
+	rmq_stats(s, &a);
+	ck_assert_int_eq(rmq_send(s, m, IP_MAX, 0), (ssize_t) IP_MAX);
+	rmq_stats(s, &b);
+	memset(m, 0x5a, IP_MAX);
+	ck_assert_uint_eq(b.sent_in_place - a.sent_in_place, strict ? 0 : 1);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(reap(pid), 0);
+	close_all(ctx, s);
+	free(m);
 }
 END_TEST
 
@@ -899,6 +963,7 @@ paths_suite(void)
 	tcase_add_test(tc, test_force_bad_value);
 	tcase_add_test(tc, test_rep_reply_after_emsgsize);
 	tcase_add_loop_test(tc, test_in_place, 0, 3);
+	tcase_add_test(tc, test_in_place_stopped_peer);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,6 +21,7 @@
 #include "ctx.h"
 #include "numa.h"
 #include "paths/path.h"
+#include "paths/tx.h"
 #include "pattern.h"
 #include "select.h"
 
@@ -546,14 +547,16 @@ main(int argc, char **argv)
 		printf("  send in place: no (%s)\n",
 		       dom->caps.strict     ? "strict mode"
 		       : dom->caps.mr_local ? "FI_MR_LOCAL"
-		                            : "one iovec per send");
+		       : !(dom->caps.prov->flags & RMQ_PROV_TX_LOCAL_DONE)
+		           ? "its sends wait for the receiver"
+		           : "one iovec per send");
 	else if (ctx->cfg.in_place_min < 0)
 		printf("  send in place: no (thresholds.in_place -1)\n");
 	else
-		printf("  send in place: blocking eager and ring sends from "
-		       "%lld bytes, after a message from the peer "
+		printf("  send in place: blocking eager and ring sends of "
+		       "%lld to %u bytes, after a message from the peer "
 		       "(thresholds.in_place)\n",
-		       (long long) ctx->cfg.in_place_min);
+		       (long long) ctx->cfg.in_place_min, RMQ_IN_PLACE_MAX);
 	print_numa(ctx, dom);
 	(void) print_tables(&dom->caps, &ctx->cfg, o.pattern);
 	print_can(&dom->caps, &ctx->cfg);
