@@ -307,10 +307,11 @@ const struct rmq_schema_key rmq_schema[] = {
 	{ "thresholds.in_place", RMQ_SCHEMA_SIZE_OR_NONE, -1, 1 * GiB,
 	    RMQ_CFG_IN_PLACE, NULL, FIELD(in_place_min),
 	    "a blocking send of at least this many bytes (up to 64 KiB) by "
-	    "eager or ring, "
-	    "with nothing else in flight to its peer, on a provider without "
-	    "FI_MR_LOCAL, is posted from the caller's buffer (no copy) and "
-	    "returns once the provider is done with it; -1 = never" },
+	    "eager or ring that answers a message from its peer, with "
+	    "nothing else in flight to it, on a provider without FI_MR_LOCAL "
+	    "whose sends complete without the peer (tcp), is posted from the "
+	    "caller's buffer (no copy) and returns once the provider is done "
+	    "with it; -1 = never" },
 	{ "thresholds.fanout_log", RMQ_SCHEMA_INT, -1, 64, -1, NULL,
 	    FIELD(fanout_log),
 	    "PUB: subscribers at which each message is written once into a "

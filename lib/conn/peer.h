@@ -71,7 +71,7 @@ struct rmq_peer {
 	uint64_t        sent;      /* DATA, RTS and FIN sent to it */
 	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
 	uint64_t        recvd_tx;  /* recvd when we last sent it a message
-	                            * by eager or ring (rmq_tx_in_place) */
+	                            * by eager or ring (tx.c, in place) */
 	/* Coalescing (paths/batch.c). */
 	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
 	uint32_t        bat_n;     /* messages in it */

@@ -166,13 +166,7 @@ eager_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		return rc;
 	rmq_hdr_fill(&h, p, RMQ_MT_DATA, msgid, (uint32_t) o->len);
 	rmq_hdr_encode(tx->buf, &h);
-	if (rmq_tx_in_place(s, p, o->len, flags)) {
-		rc = rmq_tx_post_in_place(s, p, w, tx, RMQ_HDR_SIZE, o->buf,
-		                          o->len, NULL);
-	} else {
-		rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
-		rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, NULL);
-	}
+	rc = rmq_tx_post_payload(s, p, w, tx, o->buf, o->len, flags, NULL);
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;

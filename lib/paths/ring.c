@@ -317,14 +317,7 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	rma.addr = rp->raddr + (uint64_t) start * rp->rslot;
 	rma.key  = rp->rkey;
 	rma.imm  = RMQ_IMM_RING_MAKE(p->rid & 0xffff, start);
-	if (rmq_tx_in_place(s, p, o->len, flags)) {
-		rc = rmq_tx_post_in_place(s, p, w, tx, RMQ_HDR_SIZE, o->buf,
-		                          o->len, &rma);
-	} else {
-		if (o->len > 0)
-			rmq_copy(tx->buf + RMQ_HDR_SIZE, o->buf, o->len);
-		rc = rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + o->len, &rma);
-	}
+	rc = rmq_tx_post_payload(s, p, w, tx, o->buf, o->len, flags, &rma);
 	if (rc != 0) {
 		p->owed += h.credits;
 		return rc;

@@ -43,10 +43,8 @@ tx_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	struct rmq_tx     *tx = rmq_container_of(op, struct rmq_tx, op);
 	struct rmq_peer   *p  = tx->peer;
 
-	if (tx->landed != NULL) {
+	if (tx->landed != NULL)
 		*tx->landed = 1; /* the caller's payload is its own again */
-		tx->landed  = NULL;
-	}
 	tx_free(s, tx);
 	s->inflight--;
 	if (p == NULL)
@@ -277,6 +275,21 @@ rmq_post_retry(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	return rmq_wait_until(&s->reactor, w, 0, post_again, &t);
 }
 
+/* After a post of tx to p (rc its result): in flight until its
+ * completion, or free again. */
+static int
+tx_posted(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx, int rc)
+{
+	if (rc != 0) {
+		rmq_tx_put(s, tx);
+		return rc;
+	}
+	tx->peer = p;
+	p->pending++;
+	s->inflight++;
+	return 0;
+}
+
 struct tx_post {
 	struct rmq_socket       *s;
 	struct rmq_peer         *p;
@@ -318,19 +331,24 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	rc = rmq_strict_desc(s, tx->desc, what);
 	if (rc == 0)
 		rc = rmq_post_retry(s, p, w, tx_post_once, &t, what);
-	if (rc != 0) {
-		rmq_tx_put(s, tx);
-		return rc;
-	}
-	tx->peer = p;
-	p->pending++;
-	s->inflight++;
-	return 0;
+	return tx_posted(s, p, tx, rc);
 }
 
-bool
-rmq_tx_in_place(const struct rmq_socket *s, struct rmq_peer *p,
-                size_t len, int flags)
+/*
+ * May a send of len bytes to p go in place?  A provider whose row and
+ * fi_info allow it (caps.in_place), a payload within thresholds.in_place
+ * and RMQ_IN_PLACE_MAX, a caller that may wait (no RMQ_DONTWAIT), no other
+ * slot of ours in flight to p (its ntx is 1: this message's, taken
+ * already), and a message from p since our last one to it (a reply or a
+ * request: the caller will wait for p anyway).  Then the provider
+ * completes it without p's help (the kernel's socket buffers hold it),
+ * while a stream keeps copying: waiting for each of its sends cost it a
+ * third of its rate at 8-16 KiB on tcp.  Called once per eager or ring
+ * message (it notes that one was sent).
+ */
+static bool
+tx_in_place(const struct rmq_socket *s, struct rmq_peer *p, size_t len,
+            int flags)
 {
 	bool answer = p->recvd != p->recvd_tx;
 
@@ -383,28 +401,31 @@ tx_landed(void *arg)
 	return *(int *) arg;
 }
 
-int
-rmq_tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
-                     struct rmq_waiter *w, struct rmq_tx *tx, size_t hn,
-                     const void *payload, size_t len,
-                     const struct rmq_tx_rma *rma)
+/*
+ * The header tx->buf[0..RMQ_HDR_SIZE) and the caller's payload, not
+ * copied, in one fi_sendmsg or fi_writemsg of two iovecs; returns once
+ * the provider completed it, so that the caller may reuse its buffer at
+ * once (a send that failed there fails its peer, as a copied one's
+ * would).  The slot goes back on the completion.
+ */
+static int
+tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
+                 struct rmq_waiter *w, struct rmq_tx *tx, const void *payload,
+                 size_t len, const struct rmq_tx_rma *rma)
 {
 	struct tx_place   t = {.s = s, .p = p, .tx = tx, .rma = rma,
-	                       .iov = {{tx->buf, hn}, {(void *) payload, len}},
+	                       .iov = {{tx->buf, RMQ_HDR_SIZE},
+	                               {(void *) payload, len}},
 	                       .desc = {tx->desc, NULL}};
 	struct rmq_waiter lw;
 	int               landed = 0, rc;
 
 	rc = rmq_post_retry(s, p, w, tx_place_once, &t,
 	                    rma != NULL ? "fi_writemsg" : "fi_sendmsg");
-	if (rc != 0) {
-		rmq_tx_put(s, tx);
+	rc = tx_posted(s, p, tx, rc);
+	if (rc != 0)
 		return rc;
-	}
-	tx->peer   = p;
 	tx->landed = &landed;
-	p->pending++;
-	s->inflight++;
 	/*
 	 * Posted: the message is on its way, whatever the caller's timeout
 	 * says, and the provider reads the payload until its completion --
@@ -422,6 +443,18 @@ rmq_tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
 	}
 	s->stats.sent_in_place++;
 	return 0;
+}
+
+int
+rmq_tx_post_payload(struct rmq_socket *s, struct rmq_peer *p,
+                    struct rmq_waiter *w, struct rmq_tx *tx,
+                    const void *payload, size_t len, int flags,
+                    const struct rmq_tx_rma *rma)
+{
+	if (tx_in_place(s, p, len, flags))
+		return tx_post_in_place(s, p, w, tx, payload, len, rma);
+	rmq_copy(tx->buf + RMQ_HDR_SIZE, payload, len);
+	return rmq_tx_post(s, p, w, tx, RMQ_HDR_SIZE + len, rma);
 }
 
 /* ---- headers, control messages, credits ---- */

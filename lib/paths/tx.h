@@ -89,30 +89,18 @@ int  rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p,
                  const struct rmq_tx_rma *rma);
 
 /*
- * In place (rmq_tx_in_place() said yes): the header tx->buf[0..hn) and
- * the caller's payload, not copied, in one fi_sendmsg or fi_writemsg of
- * two iovecs; returns once the provider completed it, so that the caller
- * may reuse its buffer at once (a send that failed there fails its
- * peer, as a copied one's would).  The slot goes back on the completion.
+ * A message whose header is in tx->buf: its payload copied in after it
+ * and posted (rmq_tx_post), or, where it may (sends in place, tx.c:
+ * eager and ring sends of thresholds.in_place bytes and more that answer
+ * a message from p, on a provider whose sends complete without p), posted
+ * from the caller's buffer as a second iovec -- the call then returns
+ * once the provider completed it, so the caller may reuse its buffer at
+ * once either way.
  */
-int  rmq_tx_post_in_place(struct rmq_socket *s, struct rmq_peer *p,
-                          struct rmq_waiter *w, struct rmq_tx *tx, size_t hn,
-                          const void *payload, size_t len,
-                          const struct rmq_tx_rma *rma);
-/*
- * May a send of len bytes to p go in place?  A provider without
- * FI_MR_LOCAL (and not strict) that takes two iovecs, a payload of at
- * least thresholds.in_place, a caller that may wait (no RMQ_DONTWAIT),
- * no other slot of ours in flight to p (its ntx is 1: this message's,
- * taken already), and a message from p since our last one to it (a reply
- * or a request: the caller will wait for p anyway).  Then the provider
- * completes it without p's help (the kernel's socket buffers hold it),
- * while a stream keeps copying: waiting for each of its sends cost it
- * a third of its rate at 8-16 KiB on tcp.  Called once per eager or ring
- * message (it notes that one was sent).
- */
-bool rmq_tx_in_place(const struct rmq_socket *s, struct rmq_peer *p,
-                     size_t len, int flags);
+int  rmq_tx_post_payload(struct rmq_socket *s, struct rmq_peer *p,
+                         struct rmq_waiter *w, struct rmq_tx *tx,
+                         const void *payload, size_t len, int flags,
+                         const struct rmq_tx_rma *rma);
 /*
  * Never above this (the ring's and tcp's eager limits by default): the
  * wait for the completion has no deadline, and what a peer that stopped
