@@ -45,6 +45,44 @@ pp_parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* A decimal int of at least min. */
+static inline int
+pp_parse_int(const char *s, int min, int *out)
+{
+	char *end;
+	long  v;
+
+	errno = 0;
+	v     = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > INT32_MAX)
+		return -1;
+	*out = (int) v;
+	return 0;
+}
+
+/* "A,B": two CPU numbers below CPU_SETSIZE (negative: do not pin). */
+static inline int
+pp_parse_cpus(const char *s, int cpus[2])
+{
+	char buf[64], *comma;
+	int  a, b;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	comma = strchr(buf, ',');
+	if (comma == NULL)
+		return -1;
+	*comma = '\0';
+	if (pp_parse_int(buf, INT32_MIN, &a) != 0 ||
+	    pp_parse_int(comma + 1, INT32_MIN, &b) != 0 || a >= CPU_SETSIZE ||
+	    b >= CPU_SETSIZE)
+		return -1;
+	cpus[0] = a;
+	cpus[1] = b;
+	return 0;
+}
+
 /* "all" (powers of two, 1 B .. 4 MiB) or a comma list. */
 static inline int
 pp_parse_sizes(const char *arg, size_t *sizes, int *n)

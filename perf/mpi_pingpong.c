@@ -120,20 +120,6 @@ usage(FILE *f)
 	        "             rmq_msg_send, rank 0 receives with rmq_msg_recv\n");
 }
 
-static int
-parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long  v;
-
-	errno = 0;
-	v     = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > INT32_MAX)
-		return -1;
-	*out = (int) v;
-	return 0;
-}
-
 /* compare.sh's default -I, so that the anchor runs as long as its rows. */
 static int
 default_iters(size_t size)
@@ -783,11 +769,11 @@ main(int argc, char **argv)
 				goto bad;
 			break;
 		case 'I':
-			if (parse_int(optarg, 1, &o.iters) != 0)
+			if (pp_parse_int(optarg, 1, &o.iters) != 0)
 				goto bad;
 			break;
 		case 'W':
-			if (parse_int(optarg, 0, &o.warmup) != 0)
+			if (pp_parse_int(optarg, 0, &o.warmup) != 0)
 				goto bad;
 			break;
 		case 'c':
@@ -809,7 +795,7 @@ main(int argc, char **argv)
 			o.zc = true;
 			break;
 		case 'B':
-			if (parse_int(optarg, 1, &o.blocks) != 0)
+			if (pp_parse_int(optarg, 1, &o.blocks) != 0)
 				goto bad;
 			break;
 		case 'V':

@@ -172,42 +172,6 @@ fail_zmq(const char *what)
 }
 
 static int
-parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long  v;
-
-	errno = 0;
-	v     = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > INT32_MAX)
-		return -1;
-	*out = (int) v;
-	return 0;
-}
-
-static int
-parse_cpus(const char *s, int cpus[2])
-{
-	char buf[64], *comma;
-	int  a, b;
-
-	if (strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	comma = strchr(buf, ',');
-	if (comma == NULL)
-		return -1;
-	*comma = '\0';
-	if (parse_int(buf, INT32_MIN, &a) != 0 ||
-	    parse_int(comma + 1, INT32_MIN, &b) != 0 || a >= CPU_SETSIZE ||
-	    b >= CPU_SETSIZE)
-		return -1;
-	cpus[0] = a;
-	cpus[1] = b;
-	return 0;
-}
-
-static int
 pin(int cpu)
 {
 	char what[48];
@@ -904,34 +868,34 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'I':
-			if (parse_int(optarg, 1, &o.iters) != 0) {
+			if (pp_parse_int(optarg, 1, &o.iters) != 0) {
 				fprintf(stderr, PROG ": bad -I %s\n", optarg);
 				return 2;
 			}
 			break;
 		case 'W':
-			if (parse_int(optarg, 1, &o.window) != 0 ||
+			if (pp_parse_int(optarg, 1, &o.window) != 0 ||
 			    o.window > 1000000) {
 				fprintf(stderr, PROG ": bad -W %s\n", optarg);
 				return 2;
 			}
 			break;
 		case 'w':
-			if (parse_int(optarg, 0, &o.warmup) != 0) {
+			if (pp_parse_int(optarg, 0, &o.warmup) != 0) {
 				fprintf(stderr, PROG ": bad --warmup %s\n",
 				        optarg);
 				return 2;
 			}
 			break;
 		case 'H':
-			if (parse_int(optarg, 0, &o.hwm) != 0) {
+			if (pp_parse_int(optarg, 0, &o.hwm) != 0) {
 				fprintf(stderr, PROG ": bad --hwm %s\n",
 				        optarg);
 				return 2;
 			}
 			break;
 		case 'u':
-			if (parse_cpus(optarg, o.cpus) != 0) {
+			if (pp_parse_cpus(optarg, o.cpus) != 0) {
 				fprintf(stderr, PROG ": bad --cpus %s\n",
 				        optarg);
 				return 2;
