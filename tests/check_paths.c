@@ -32,6 +32,17 @@ force(rmq_socket *s, int path)
 	return rmq_setopt(s, RMQ_PATH, &path, sizeof(path));
 }
 
+/* Whether s runs in strict mode, as the library decided it. */
+static bool
+is_strict(rmq_socket *s)
+{
+	size_t l      = sizeof(int);
+	int    strict = -1;
+
+	ck_assert_int_eq(rmq_getopt(s, RMQ_STRICT, &strict, &l), 0);
+	return strict != 0;
+}
+
 /* Echo: every message must come by the forced path; answer in kind. */
 static int
 serve_forced(rmq_socket *s, void *arg)
@@ -152,6 +163,7 @@ forced_roundtrips(const char *prov, int path, int type)
 	struct rmq_stats a, b;
 	size_t           sz[16], ns, i, at, too_big;
 	uint8_t         *sb, *rb;
+	const char      *env;
 	ssize_t          n;
 	pid_t            pid;
 	int              rc, peer = type == RMQ_REQ ? RMQ_REP : RMQ_PAIR;
@@ -164,14 +176,8 @@ forced_roundtrips(const char *prov, int path, int type)
 	              rmq_strerror(rc));
 	ns = sizes_for(s, path, sz, &too_big);
 	/* The strict suite really runs strict. */
-	{
-		const char *env = getenv("RMQ_STRICT");
-		size_t      l = sizeof(int);
-		int         strict = -1;
-
-		ck_assert_int_eq(rmq_getopt(s, RMQ_STRICT, &strict, &l), 0);
-		ck_assert_int_eq(strict, env != NULL && strcmp(env, "1") == 0);
-	}
+	env = getenv("RMQ_STRICT");
+	ck_assert_int_eq(is_strict(s), env != NULL && strcmp(env, "1") == 0);
 	sb = malloc(BIG);
 	rb = malloc(BIG + 1);
 	ck_assert_ptr_nonnull(sb);
@@ -823,9 +829,8 @@ sent_by(const struct rmq_stats *a, const struct rmq_stats *b)
 START_TEST(test_in_place)
 {
 	const char      *prov   = provs[_i];
-	const char      *st     = getenv("RMQ_STRICT");
-	bool             strict = st != NULL && strcmp(st, "0") != 0;
 	bool             tcp    = strcmp(prov, "tcp") == 0;
+	bool             strict;
 	char             bep[64], ep[256], ok[4];
 	struct rmq_stats a, b;
 	rmq_ctx         *ctx;
@@ -842,6 +847,7 @@ START_TEST(test_in_place)
 	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
 	                   serve_in_place, NULL, ep, sizeof(ep));
 	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	strict = is_strict(s);
 	for (i = 0; i < IP_N; i++) {
 		sz    = ip_sizes[i % IP_NSZ];
 		flags = i % 5 == 4 ? RMQ_DONTWAIT : 0;
@@ -919,8 +925,6 @@ serve_then_stop(rmq_socket *s, void *arg)
 START_TEST(test_in_place_stopped_peer)
 {
 	const char      *prov   = "tcp";
-	const char      *st     = getenv("RMQ_STRICT");
-	bool             strict = st != NULL && strcmp(st, "0") != 0;
 	char             bep[64], ep[256], req[8];
 	struct rmq_stats a, b;
 	rmq_ctx         *ctx;
@@ -941,7 +945,8 @@ START_TEST(test_in_place_stopped_peer)
 	ck_assert_int_eq(rmq_send(s, m, IP_MAX, 0), (ssize_t) IP_MAX);
 	rmq_stats(s, &b);
 	memset(m, 0x5a, IP_MAX);
-	ck_assert_uint_eq(b.sent_in_place - a.sent_in_place, strict ? 0 : 1);
+	ck_assert_uint_eq(b.sent_in_place - a.sent_in_place,
+	                  is_strict(s) ? 0 : 1);
 	ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	ck_assert_int_eq(reap(pid), 0);
 	close_all(ctx, s);
