@@ -582,8 +582,8 @@ rmq_reactor_drain(struct rmq_reactor *r)
 	ssize_t                 n;
 	int                     i, total = 0, rx = 0;
 
-	if (r->local_on)
-		total += r->local_poll(r->owner);
+	if (r->mem_on)
+		total += r->mem_poll(r->owner);
 	r->cq_got = 0;
 	if (r->cq == NULL)
 		return total;
@@ -685,21 +685,20 @@ rmq_reactor_progress(struct rmq_reactor *r)
 {
 	int n;
 
-	/* With peers on this host, most rounds look at their rings only:
-	 * tcp;ofi_rxm's CQ read is a system call (about 1 us here, most of
-	 * a local round trip's 2.1 us when every round made one); the CQ,
-	 * the hooks and the timers every 16th.  While every live peer is
-	 * local and the CQ has had nothing, less and less often, down to
-	 * one round in RMQ_LOCAL_CQ_MAX (connections and the fi_read
-	 * fallback still progress; a peer elsewhere brings back the 16):
-	 * one in 16 kept a tcp socket's local 64 B one-way at 1.4 us
-	 * against shm's 0.15 (26 Nov 2026). */
-	if (r->local_on && (++r->lticks & r->lmask) != 0) {
-		n = r->local_poll(r->owner);
+	/* With a memory source, most rounds look at it only: a CQ read can
+	 * be a system call (tcp;ofi_rxm's), most of a same-host round trip
+	 * when every round made one; the CQ, the hooks and the timers every
+	 * 16th.  While every live peer is reached through the source and the
+	 * CQ has had nothing, less and less often, down to one round in
+	 * RMQ_MEM_CQ_MAX (connections and the fi_read fallback still
+	 * progress; a peer elsewhere brings back the 16).  Figures:
+	 * docs/INTERNALS.md, "Progress". */
+	if (r->mem_on && (++r->mticks & r->mmask) != 0) {
+		n = r->mem_poll(r->owner);
 		/* The rest of a draining round keeps its pace: the hooks
 		 * every 16th, sources and timers (a dead peer's closed
 		 * control channel) every 512th. */
-		if ((r->lticks & 15) == 0) {
+		if ((r->mticks & 15) == 0) {
 			rmq_reactor_after_run(r);
 			if ((++r->ticks & 31) == 0)
 				n += poll_if_due(r);
@@ -707,11 +706,11 @@ rmq_reactor_progress(struct rmq_reactor *r)
 		return n;
 	}
 	n = rmq_reactor_drain(r);
-	if (r->local_on) {
-		if (r->cq_got > 0 || !r->local_only(r->owner))
-			r->lmask = 15;
-		else if (r->lmask < RMQ_LOCAL_CQ_MAX - 1)
-			r->lmask = r->lmask * 2 + 1;
+	if (r->mem_on) {
+		if (r->cq_got > 0 || !r->mem_only(r->owner))
+			r->mmask = 15;
+		else if (r->mmask < RMQ_MEM_CQ_MAX - 1)
+			r->mmask = r->mmask * 2 + 1;
 	}
 
 	/* The clock costs as much as an empty CQ poll: look every 32nd. */
@@ -771,10 +770,10 @@ rmq_reactor_settle(struct rmq_reactor *r)
 		if (fi_trywait(r->fabric, fids, 1) == 0)
 			break;
 	}
-	/* Peers on this host write its wake socket (a source) from now on;
+	/* Peers on a memory source wake us through a source from now on;
 	 * what they wrote before that is taken in now. */
-	if (r->local_on && r->local_arm(r->owner) != 0)
-		n += r->local_poll(r->owner);
+	if (r->mem_on && r->mem_arm(r->owner) != 0)
+		n += r->mem_poll(r->owner);
 	if (r->ep_fd >= 0 && r->cq != NULL)
 		tick_arm(r, n > 0);
 }

@@ -25,9 +25,9 @@
 #ifndef RMQ_PROGRESS_H
 #define RMQ_PROGRESS_H
 
-/* With only local peers, the CQ is read at least one round in this many
- * (a power of two; see rmq_reactor_progress). */
-#define RMQ_LOCAL_CQ_MAX 1024
+/* While every live peer is on a memory source, the CQ is read at least
+ * one round in this many (a power of two; see rmq_reactor_progress). */
+#define RMQ_MEM_CQ_MAX 1024
 
 #include <poll.h>
 #include <pthread.h>
@@ -117,18 +117,19 @@ struct rmq_reactor {
 	bool               idle_any;  /* and on idle rounds of every wait
 	                               * (sends kept for a first peer) */
 
-	/* Rings in memory shared with peers on this host (paths/local.c),
-	 * while local_on: poll takes in what they hold, a count; arm, before
-	 * the reactor blocks, asks the peers to wake it and says whether
-	 * something came meanwhile (then it does not block); only: every
-	 * live peer is on the local path (then the CQ is read less often). */
-	int  (*local_poll)(void *owner);
-	int  (*local_arm)(void *owner);
-	bool (*local_only)(void *owner);
-	bool               local_on;
-	unsigned           lticks;   /* rounds that looked at rings only */
-	unsigned           lmask;    /* the CQ every lmask + 1 of them
-	                              * (RMQ_LOCAL_CQ_MAX at most) */
+	/* A memory source beside the CQ: rings a link shares with its
+	 * peers (link/link.h), read while mem_on.  poll takes in what they
+	 * hold, a count; arm, before the reactor blocks, asks the peers to
+	 * wake it and says whether something came meanwhile (then it does
+	 * not block); only: every live peer is reached through it (then
+	 * the CQ is read less often). */
+	int  (*mem_poll)(void *owner);
+	int  (*mem_arm)(void *owner);
+	bool (*mem_only)(void *owner);
+	bool               mem_on;
+	unsigned           mticks;   /* rounds that looked at the memory source only */
+	unsigned           mmask;    /* the CQ every mmask + 1 of them
+	                              * (RMQ_MEM_CQ_MAX at most) */
 	int                cq_got;   /* what the last drain read from it */
 	/* A deaf wait fd (heard() in progress.c): cq_quiet -- the last
 	 * sleep had the wait fd in its set and ran to its timeout;
@@ -278,7 +279,7 @@ void rmq_reactor_settle(struct rmq_reactor *r);
 /* Drain the CQ (and run the after-pass hooks); returns completions. */
 int rmq_reactor_drain(struct rmq_reactor *r);
 /* The armed after-pass hooks (what a pass sends last: coalesced batches,
- * held local records), as drain runs them. */
+ * records a link held back), as drain runs them. */
 void rmq_reactor_after_run(struct rmq_reactor *r);
 /* Drain the CQ; about every millisecond also poll the sources and run the
  * timers.  Returns the events handled. */

@@ -115,16 +115,16 @@ idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
 	}
 	if (next != INT64_MAX && (next - now) / 1000000 + 1 < ms)
 		ms = next > now ? (int) ((next - now) / 1000000) + 1 : 1;
-	/* What a pass would send last goes before we sleep: with peers on
-	 * this host only one round in 16 drains (and runs the hooks), and a
-	 * sleep can take a whole linger -- a close once lost the records it
-	 * held back for a local peer that way. */
+	/* What a pass would send last goes before we sleep: with a memory
+	 * source only one round in 16 drains (and runs the hooks), and a
+	 * sleep can take a whole linger -- a close once lost the records a
+	 * link held back for its peer that way. */
 	for (i = 0; i < nr; i++)
 		rmq_reactor_after_run(rs[i]);
-	/* Peers on this host wake us from here on; what they wrote just
-	 * before, we take first. */
+	/* Peers on a memory source wake us from here on; what they wrote
+	 * just before, we take first. */
 	for (i = 0; i < nr; i++)
-		if (rs[i]->local_on && rs[i]->local_arm(rs[i]->owner) != 0)
+		if (rs[i]->mem_on && rs[i]->mem_arm(rs[i]->owner) != 0)
 			return 0;
 	if (fd_wait) {
 		if (!have_cq || can_sleep_on_fds(rs, nr)) {

@@ -154,7 +154,7 @@ void rmq_peers_destroy_all(struct rmq_socket *s);
 /* Walking the table: the peer in slot i (i < s->peers.cap), or NULL. */
 struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
 /* Every live peer of socket owner (at least one) takes the local path:
- * a reactor's local_only. */
+ * a reactor's mem_only. */
 bool rmq_peers_local_only(void *owner);
 /* Which peers rmq_peer_next picks. */
 enum rmq_pick {

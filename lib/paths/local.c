@@ -134,7 +134,7 @@ rx_free(struct rmq_socket *s, struct local_peer *lp)
 		return; /* the socket's part went first (rmq_close) */
 	poll_del(s->local, lp);
 	s->local->nrings--;
-	s->reactor.local_on = s->local->npoll > 0;
+	s->reactor.mem_on = s->local->npoll > 0;
 }
 
 /* ---- handshake ---- */
@@ -178,7 +178,7 @@ local_hello_out(struct rmq_socket *s, struct rmq_peer *p,
 	}
 	/* A binder knows by now (its HELLO came first): poll ours. */
 	if (lp->known > 0 && lp->rx.h != NULL && poll_add(s->local, lp) == 0)
-		s->reactor.local_on = true;
+		s->reactor.mem_on = true;
 	h->features |= RMQ_FEAT_LOCAL;
 	memcpy(h->host, me->boot, sizeof(h->host));
 	h->host_name = me->name;
@@ -223,7 +223,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	/* It writes ours (if we made one) once it has mapped it: poll ours
 	 * from now; until it writes, that costs a load. */
 	if (lp->rx.h != NULL && poll_add(s->local, lp) == 0)
-		s->reactor.local_on = true;
+		s->reactor.mem_on = true;
 	if (h->lfd == 0 || lp->tx.h != NULL)
 		return 0;
 	if (rmq_lring_open(&lp->tx, h->pid, h->lfd, h->lsize, h->lnonce, why,
@@ -290,7 +290,7 @@ local_bad(struct rmq_socket *s, struct local_peer *lp, const char *why)
 	s->stats.proto_errors++;
 	rmq_log(RMQ_LOG_WARN, "bad local ring from %s: %s", lp->p->name, why);
 	poll_del(s->local, lp); /* nothing more from it */
-	s->reactor.local_on = s->local->npoll > 0;
+	s->reactor.mem_on = s->local->npoll > 0;
 	rmq_peer_fail(s, lp->p, -RMQ_EPROTO, why);
 }
 
@@ -464,7 +464,7 @@ quiet(const struct local_peer *lp)
 }
 
 static int
-local_poll(void *owner)
+mem_poll(void *owner)
 {
 	struct rmq_socket *s = owner;
 	struct rmq_local  *l = s->local;
@@ -492,7 +492,7 @@ local_poll(void *owner)
 /* Before the reactor blocks: wake me.  Records already there: 1 (then it
  * does not block). */
 static int
-local_arm(void *owner)
+mem_arm(void *owner)
 {
 	struct rmq_socket *s = owner;
 	struct rmq_local  *l = s->local;
@@ -548,7 +548,7 @@ local_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 	if (s->local == NULL)
 		return;
 	poll_del(s->local, lp);
-	s->reactor.local_on = s->local->npoll > 0;
+	s->reactor.mem_on = s->local->npoll > 0;
 }
 
 static void
@@ -604,9 +604,9 @@ local_sock_init(struct rmq_socket *s)
 	s->local              = l;
 	s->local_put          = rmq_local_put;
 	s->local_flush        = rmq_local_flush;
-	s->reactor.local_poll = local_poll;
-	s->reactor.local_arm  = local_arm;
-	s->reactor.local_only = rmq_peers_local_only;
+	s->reactor.mem_poll = mem_poll;
+	s->reactor.mem_arm  = mem_arm;
+	s->reactor.mem_only = rmq_peers_local_only;
 	return 0;
 fail:
 	rmq_log(RMQ_LOG_WARN, "local path off: its wake socket: %s",
@@ -624,7 +624,7 @@ local_sock_fini(struct rmq_socket *s)
 
 	if (l == NULL)
 		return;
-	s->reactor.local_on = false;
+	s->reactor.mem_on = false;
 	rmq_source_remove(&s->reactor, &l->src);
 	close(l->wfd);
 	free(l->poll);
