@@ -186,7 +186,8 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	 * buffer size (8256 B, providers/tcp.c) by a rendezvous of its own,
 	 * which completes after the smaller sends behind it: taken from the
 	 * CQ in that order, messages came out of order (check_pipeline_rxm,
-	 * 27 Nov 2026, with tcp's eager range of 64 KiB).  There eager stays
+	 * with an eager range of 64 KiB: docs/INTERNALS.md §3).  There eager
+	 * stays
 	 * within RMQ_SLAB_MSG_MIN whatever is asked, and the row's eager
 	 * range gives way to the ring, as measured with that protocol.
 	 */

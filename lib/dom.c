@@ -13,8 +13,8 @@
 
 /*
  * Where d's memory goes.  The topology is loaded at the first domain, not
- * in rmq_ctx_new: finding the PCI devices reads sysfs (about 15 ms on a
- * small VM), which programs that never open a socket should not pay, and
+ * in rmq_ctx_new: finding the PCI devices reads sysfs (slow: INTERNALS
+ * §17), which programs that never open a socket should not pay, and
  * policy off skips it.  Called with ctx->lock held.
  */
 static void

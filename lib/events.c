@@ -6,8 +6,8 @@
  * sleep in poll(2) on every socket's control fds, CQ wait fds and the
  * plain fds of the items.  Where a provider has no CQ wait fd (shm) the
  * sleep is short (backing off to 1 ms) and the CQs are looked at in
- * between: an idle wait there costs about 1% of a core (6.3 ms of CPU
- * in 500 ms, measured).
+ * between: an idle wait there costs little CPU (measured:
+ * docs/INTERNALS.md §17, "waiting").
  */
 #include <limits.h>
 #include <poll.h>

@@ -117,8 +117,9 @@ rmq_numa_open(struct rmq_numa *n, const char *xml)
 		goto fail;
 	}
 	/* Not the GPU plugins: hwloc's GL one probes X displays :0 to :9
-	 * (TCP ports 6000-6009 and their sockets), measured at about 100 ms
-	 * of every first rmq_bind or rmq_connect; NICs are what we place by.
+	 * (TCP ports 6000-6009 and their sockets), a delay measured in every
+	 * first rmq_bind or rmq_connect (INTERNALS §17); NICs are what we
+	 * place by.
 	 * (Unknown names are ignored, hence no check.) */
 	(void) hwloc_topology_set_components(
 	    topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");

@@ -547,7 +547,7 @@ dispatch(struct rmq_reactor *r, void *ctx, const struct rmq_cqe *e)
  * lands between the poll's timeout and this read; three of the last
  * eight such sleeps mean a wait fd that does not wake us (libfabric
  * 1.17's tcp;ofi_rxm with FI_OFI_RXM_DEF_TCP_WAIT_OBJ=pollfd hands one
- * out, measured: 64 B round trips of 4.6 ms on average, 50 ms at p99).
+ * out, measured: 64 B round trips of milliseconds, INTERNALS §17).
  * The socket then sleeps as where there is none (shm): in short steps,
  * and a 1 ms timer in the RMQ_FD set.
  */
@@ -692,7 +692,7 @@ rmq_reactor_progress(struct rmq_reactor *r)
 	 * CQ has had nothing, less and less often, down to one round in
 	 * RMQ_MEM_CQ_MAX (connections and the fi_read fallback still
 	 * progress; a peer elsewhere brings back the 16).  Figures:
-	 * docs/INTERNALS.md, "Progress". */
+	 * docs/INTERNALS.md §4, local, and §17. */
 	if (r->mem_on && (++r->mticks & r->mmask) != 0) {
 		n = r->mem_poll(r->owner);
 		/* The rest of a draining round keeps its pace: the hooks
@@ -723,7 +723,7 @@ rmq_reactor_progress(struct rmq_reactor *r)
  * Where the CQ has a wait fd, tcp;ofi_rxm 1.17 does not always make it
  * readable: measured, a stream that starts while the receiver sleeps on it
  * (the provider's connection comes up inside its progress) sat unseen
- * until the receiver looked for another reason, 20 ms or 1 s later.  The
+ * until the receiver looked for another reason (INTERNALS §17).  The
  * reactor's own sleeps are capped at RMQ_SLEEP_MAX_MS for the same reason.
  * So the RMQ_FD set has a timer here too: 1 ms after a settle that found
  * traffic, doubling while settles find none, up to RMQ_SLEEP_MAX_MS (an

@@ -12,8 +12,8 @@
  * Spare entries a socket keeps: 64, or as many as it has had queued at
  * once, up to 4096 (about 500 KiB).  A stream queues a window's worth
  * (rmq_bw: 1,000; a BATCH alone brings up to a hundred): with only 64
- * kept, every message past them was a calloc and a free (5.5% of a
- * 64 B tcp PUSH/PULL stream's samples in memset, 26 Nov 2026).
+ * kept, every message past them was a calloc and a free (a visible
+ * share of a 64 B tcp PUSH/PULL stream's profile: docs/INTERNALS.md §17).
  */
 #define RMQ_RXENT_CACHE     64
 #define RMQ_RXENT_CACHE_MAX 4096

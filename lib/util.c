@@ -87,7 +87,7 @@ rmq_deadline(int timeout_ms)
 
 /*
  * Keys must not be guessable, so they come from the kernel's CSPRNG; but
- * one getrandom() per key cost 250 ns here, and every rendezvous send
+ * one getrandom() per key is a system call each, and every rendezvous send
  * registers its payload under a fresh key.  So each thread draws 32 at a
  * time and hands them out once each.  A forked child starts with an empty
  * pool: it never reuses (or lets its parent know) the parent's next keys.

@@ -33,8 +33,9 @@ void rmq_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void     rmq_log_set_level(int level);
 int64_t  rmq_now_ns(void);
-/* The kernel's tick-grained monotonic clock (1-4 ms steps): 3 ns a read
- * against 24 for rmq_now_ns here, for cadences on a per-message path. */
+/* The kernel's tick-grained monotonic clock (1-4 ms steps): a read costs
+ * a fraction of rmq_now_ns's (INTERNALS §17), for cadences on a
+ * per-message path. */
 int64_t  rmq_now_coarse_ns(void);
 /* Deadline in ns from a timeout in ms (-1: forever -> INT64_MAX). */
 int64_t  rmq_deadline(int timeout_ms);
@@ -65,14 +66,14 @@ int rmq_write_all(int fd, const uint8_t *b, size_t n, int timeout_ms);
 /*
  * A message's bytes, copied (never overlapping).  glibc's memcpy moves
  * 2112 B to 512 KiB with `rep movsb` on this class of x86 (AMD EPYC,
- * glibc 2.36), which is 10-25 times slower when the destination lies
- * just after the source modulo 4 KiB (8 to 24 bytes measured; 32 is
- * fast): each store then falsely aliases the loads that follow.  Our
- * buffers are page-aligned with a 16-byte header before the payload, so
- * a page-aligned caller's buffer (posix_memalign, mmap, rmq_msg_alloc)
- * meets exactly that: 64 KiB took 35 us instead of 1.6 (28 Nov 2026).
- * In that case rmq_copy_back() copies from the end down, which has no
- * such stall (2.8 us).  Above 512 KiB glibc no longer uses rep movsb.
+ * glibc 2.36), which is many times slower when the destination lies
+ * fewer than 32 bytes after the source modulo 4 KiB: each store then
+ * falsely aliases the loads that follow.  Our buffers are page-aligned
+ * with a 16-byte header before the payload, so a page-aligned caller's
+ * buffer (posix_memalign, mmap, rmq_msg_alloc) meets exactly that.  In
+ * that case rmq_copy_back() copies from the end down, which has no such
+ * stall.  Above 512 KiB glibc no longer uses rep movsb.  Measured:
+ * docs/INTERNALS.md §4 (rmq_copy) and §17.
  */
 #define RMQ_COPY_ALIAS_MIN 2048u
 #define RMQ_COPY_ALIAS_MAX (512u * 1024u)

@@ -3,7 +3,8 @@
  * spinning first, then sleeping as the reactor's sources and CQ allow.
  *
  * Waiting spins first: on this class of machine waking a sleeping process
- * on another CPU costs ~57 us, 50x a busy-poll round trip.  After spin_us
+ * on another CPU costs many busy-poll round trips (docs/INTERNALS.md §17,
+ * "waiting").  After spin_us
  * it sleeps in poll() on the CQ wait fd (after fi_trywait) and the
  * sources, or, where the provider has no wait fd (shm), in short sleeps
  * that back off from 10 us to 1 ms, then in poll() on the sources.
@@ -70,12 +71,12 @@ spin_on(struct rmq_waiter *w)
 	/* With a timeout too (RMQ_RCVTIMEO, RMQ_SNDTIMEO): its deadline is
 	 * looked at every 64th round, not every round -- a clock read each
 	 * round made a PULL or SUB with RMQ_RCVTIMEO set take 64 B messages
-	 * 35% slower than a PAIR without (26 Nov 2026).  A zero timeout
+	 * markedly slower than a PAIR without.  A zero timeout
 	 * (RMQ_DONTWAIT) goes to idle_many at once, which returns.  Once
 	 * spin_us has passed, none: between two sleeps, 63 cheap rounds
 	 * were 63 completion-queue reads, each a poll(2) on tcp without a
-	 * wait fd -- an idle rmq_poll there took 11% of a core (230 ms of
-	 * CPU in 2 s), where it sleeps 1 ms at a time. */
+	 * wait fd -- an idle rmq_poll there kept a core noticeably busy,
+	 * where it sleeps 1 ms at a time (measured: INTERNALS §17). */
 	return !w->slept && (++w->spins & 63) != 0 && w->timeout_ms != 0;
 }
 

@@ -23,8 +23,8 @@
  * the seq it expects and the sum checks out.  H and T alone would do
  * where a copy runs in address order; a CMA copy (a CPU's fast string
  * copy) need not: here rmq_fanout once delivered a previous lap's body
- * under a header and trailer that were right (one run in about a dozen
- * of 3 million messages each, 24 Nov 2026).  The sum is computed once per message, not
+ * under a header and trailer that were right (rarely: docs/INTERNALS.md
+ * §17, "the fan-out log").  The sum is computed once per message, not
  * per subscriber.  An out-of-line payload is read after its entry (the
  * block is written before the entry and never changes), then the entry
  * again: the payload counts only if T still says the seq, that is, the

@@ -289,8 +289,8 @@ sub_filter(void *stp, const struct rmq_socket *s, const struct rmq_rxent *e)
 	size_t            len;
 
 	if (st->subs.nall > 0)
-		return true; /* without looking: about 20 instructions a
-		              * message, 3% of a receive */
+		return true; /* without looking: a match costs every
+		              * message (INTERNALS §17) */
 	b = rmq_pat_msg_data(s, e, &len);
 	return b == NULL || ps_match(&st->subs, b, len);
 }
@@ -499,8 +499,8 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	 * costs as much as the send on tcp), and again before one would
 	 * miss this message for want of a credit; with the log (whose
 	 * readers' news come as writes and timers), at every send.  The
-	 * coarse clock: a fine one cost 24 of the 105 ns an 8-byte PUB
-	 * send took on shm; it steps every kernel tick, so under a fast
+	 * coarse clock: a fine one was a large share of an 8-byte PUB send
+	 * on shm (INTERNALS §17); it steps every kernel tick, so under a fast
 	 * stream news come in once a tick (1-4 ms) and credits whenever a
 	 * subscriber runs short, and sends further apart than a tick each
 	 * take them in as before. */

@@ -37,7 +37,7 @@ eager_cap(const struct rmq_socket *s, const struct rmq_peer *p)
  * and p takes RBATCH.  A ring message is one RMA write, which
  * tcp;ofi_rxm does not cut at its buffer size as it does two-sided sends
  * (8 KiB here: FI_OFI_RXM_BUFFER_SIZE), so a batch may hold a quarter of
- * the ring (64 KiB by default) -- as much of it as is free.
+ * the ring (68 KiB by default) -- as much of it as is free.
  */
 static size_t
 ring_cap(const struct rmq_socket *s, const struct rmq_peer *p)
@@ -290,8 +290,9 @@ void
 rmq_batch_sent_alone(struct rmq_peer *p, int64_t now)
 {
 	/* now 0: rmq_batch_takes did not look (a reply, or the first send
-	 * after news from p), and reading the clock for it cost 24 ns on
-	 * every ping-pong message: "long ago" instead, so the next send
+	 * after news from p), and reading the clock for it would cost
+	 * every ping-pong message a clock read: "long ago" instead, so the
+	 * next send
 	 * looks and goes alone, and a stream packs from its third. */
 	p->last_tx = now;
 	p->heard   = false;

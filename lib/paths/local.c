@@ -241,8 +241,8 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	}
 	/* A quarter of its ring, as the ring path: room for three more
 	 * behind one that waits to be taken, whatever the skip at the end
-	 * (64 KiB by the ring, not rendezvous, in the default 512 KiB: 4.4
-	 * against 7.2 us one way on shm, 26 Nov 2026). */
+	 * (64 KiB by the ring, not rendezvous, in the default 512 KiB:
+	 * faster, measured, docs/INTERNALS.md §17, "the local path"). */
 	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
 	p->local     = true;
 	s->peers->local_gen++;
@@ -261,8 +261,7 @@ local_free_to(struct rmq_socket *s, struct local_peer *lp, uint64_t tag)
 		return;
 	lp->freed = tag;
 	/* Told at once: telling in eighths (want then asking for the rest)
-	 * measured no faster, 64 B PUSH/PULL 4.5-5.0 against 4.8-5.3 M
-	 * msgs/s (26 Nov 2026). */
+	 * measured no faster (INTERNALS §17, "the local path"). */
 	if (rmq_lring_free(&lp->rx, lp->freed) && lp->wake_len > 0)
 		rmq_local_wake(s, lp);
 }
@@ -275,8 +274,8 @@ local_release(struct rmq_socket *s, struct rmq_rxent *e)
 
 /* Bytes through end hold no queued message: they go back with the newest
  * local message of p still queued, or now (without an rxent to say so:
- * zeroing one on the stack was 22 of a PULL's ~590 instructions a
- * message, callgrind, 27 Nov 2026). */
+ * zeroing one on the stack was a visible share of a PULL's work per
+ * message: INTERNALS §17, "the local path"). */
 static void
 local_settle(struct rmq_socket *s, struct local_peer *lp, uint64_t end)
 {
@@ -334,15 +333,10 @@ ctl_rx(struct rmq_socket *s, struct local_peer *lp, const struct rmq_hdr *h,
  * stores there, those move to us with the prefix's.  A record that has
  * come has the rest of its first LRING_READ_AHEAD bytes asked for at once
  * (poll_one), so they travel while it is decoded and queued, not one by
- * one as the copy-out reaches them.  Measured on shm (rmq_pingpong
- * --local, p50 one-way in us, the builds before and after rotated in
- * 20-24 short runs each, 28 Nov 2026, the median within each of the
- * host's two placements, fast / slow): 64 B 0.230 / 0.566 -> 0.205 /
- * 0.501; 1 KiB 0.351 / 0.947 -> 0.326 / 0.922; 4 KiB 0.611 / 2.024 ->
- * 0.576 / 1.949.  The two lines alone did less at 1 and 4 KiB (0.336 /
- * 1.062, 0.631 / 2.039); 8 KiB read ahead instead of 4 made 16 KiB slower
- * in the fast placement (1.46 against 1.36).  PUSH/PULL 64 and 256 B and
- * PUB/SUB 64 B streams no slower (24-30 rounds each).
+ * one as the copy-out reaches them.  Measured on shm: faster one-way
+ * from 64 B to 4 KiB in both of the host's placements, more than the two
+ * lines alone; 8 KiB read ahead instead of 4 made 16 KiB slower; streams
+ * no slower (docs/INTERNALS.md §17, "the local path").
  */
 #define LRING_AHEAD      2
 #define LRING_READ_AHEAD 4096

@@ -108,9 +108,9 @@ cma_read(struct rmq_socket *s, struct local_peer *lp, const struct rmq_rts *rts,
 /*
  * Where the sender waits in its send (RMQ_RTS_F_SHARE), both copy: it
  * writes the second part into our buffer (process_vm_writev) while we
- * read the first, two cores at once -- 1 MiB at 1.66x (shm socket) and
- * 1.78x (tcp socket) a bare process_vm_readv, against 0.94 and 0.98 in
- * one copy (perf/compare.sh --cma -r 9, 27 Nov 2026).  The split: the
+ * read the first, two cores at once -- well past a bare process_vm_readv
+ * at 1 MiB, where one copy stays just below it (docs/INTERNALS.md §4,
+ * local, and §17, "the local path").  The split: the
  * offset of the page of dst nearest the middle; the whole length where
  * there is none.
  */
@@ -133,9 +133,9 @@ split_at(const struct rmq_socket *s, const struct local_peer *lp,
 /*
  * Split or whole, for a message that could split: whichever copied faster
  * so far, and the other every RMQ_SPLIT_PROBE-th time, since the host can
- * change under us (a bare read of 1 MiB ran at 8-10 GB/s one hour and
- * 12-16 another here, 27 Nov 2026; on one shared core the split is ~10%
- * slower).  The first goes split and teaches nothing (its buffers may be
+ * change under us (a bare read's rate moved from one hour to the next
+ * here; on one shared core the split is slower: INTERNALS §4, local, and
+ * §17).  The first goes split and teaches nothing (its buffers may be
  * cold), the second split, the third whole.
  */
 #define RMQ_SPLIT_PROBE 32

@@ -28,8 +28,8 @@
 /* The reader sees everything written to it: the records held back
  * appear at once, with the first's prefix (the others' were stored
  * behind it), so their lines move to the reader together rather than
- * one by one as it would chase the writer (64 B PUSH/PULL on shm 15%
- * slower, measured, 26 Nov 2026). */
+ * one by one as it would chase the writer (64 B PUSH/PULL on shm was
+ * slower so, measured: INTERNALS §17, "the local path"). */
 static void
 local_publish(struct rmq_socket *s, struct local_peer *lp)
 {
@@ -77,10 +77,11 @@ local_commit(struct rmq_socket *s, struct local_peer *lp, int64_t off,
  * A waited send from 16 KiB up to what the ring takes goes by the ring or
  * as a large message does (an RTS, and the peer reads it from our memory
  * in one copy), whichever cost less so far.  Where the host puts the two
- * processes decides: writing 64 KiB into the ring took 1.6-2.9 us in one
- * placement and 11.6-15 us in another, where the lines it writes sit in
- * the reader's cache (perf/copy_floor --copies, 27 Nov 2026), while one
- * copy took 10-14 us in either.  The ring's cost is taken as twice its writer's
+ * processes decides: writing 64 KiB into the ring was several times
+ * slower in one placement than in another, where the lines it writes sit
+ * in the reader's cache, while one copy cost about the same in either
+ * (docs/INTERNALS.md §17, "the local path").  The ring's cost is taken
+ * as twice its writer's
  * copy (the reader copies it out again); one copy's, from the RTS to the
  * FIN, as the send waits.  The ring until it has gone round once (its
  * first lap maps its pages), then one copy twice (the first teaches

@@ -20,8 +20,8 @@
  * receiver frees a message's slots (and any padding before it) when the
  * application takes it, and returns them in an RCREDIT message once an
  * eighth of the ring is free (a quarter before: batched streams found the
- * ring short of room, 1 KiB PUSH/PULL on tcp 0.7 -> 1.2 M msgs/s with
- * the eighth and ring batches, 26 Nov 2026) and the sender has used half
+ * ring short of room; docs/INTERNALS.md §17, "the ring") and the sender
+ * has used half
  * of it (ring_tell).  A message takes at most a quarter of the ring, so a
  * sender waiting for room always has a credit on its way.
  * Every message also costs one message credit (RCVHWM), as on every path.
