@@ -291,7 +291,7 @@ rmq_path_can(const struct rmq_caps *c, int path, const char **why)
 			w = "it has no FI_TAGGED";
 		break;
 	case RMQ_PATH_LOCAL:
-		break; /* shared memory, beside the provider (paths/local.c) */
+		break; /* shared memory, beside the provider (link/local.c) */
 	default:
 		w = "there is no such path";
 		break;

@@ -116,7 +116,7 @@ struct rmq_socket {
 	int                bat_hook;  /* its after-pass hook */
 	int                inflight;  /* tx slots + rendezvous sends busy */
 	unsigned           nshort;    /* sends that went the short way */
-	struct rmq_local  *local;     /* paths/local.c; NULL: local.enabled
+	struct rmq_local  *local;     /* link/local.c; NULL: local.enabled
 	                               * is off */
 	/* Set by paths/local.c with local: tx.c puts every two-sided
 	 * message to a local peer there (rmq_local_put), batch.c publishes

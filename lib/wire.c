@@ -300,7 +300,7 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 		h->lflags    = rmq_get32(p + 44);
 		h->lnonce    = rmq_get64(p + 48);
 		/* The ring's size is checked against the segment when it is
-		 * mapped (paths/local.c); these only bound the numbers. */
+		 * mapped (link/local.c); these only bound the numbers. */
 		if ((h->lflags & ~(RMQ_LOCAL_F_MAPPED | RMQ_LOCAL_F_SHARE)) != 0 ||
 		    (h->lfd != 0 && (h->lsize < (64u << 10) ||
 		                     h->lsize > (64u << 20) ||

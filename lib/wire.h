@@ -175,7 +175,7 @@ struct rmq_hello {
 	uint32_t ring_slot_size;
 	/* With RMQ_FEAT_LOCAL (56 bytes after those): this host, and the
 	 * ring we made for the peer's messages in memory we share with it
-	 * (paths/local.c). */
+	 * (link/local.c). */
 	uint8_t  host[16];   /* the kernel's boot id */
 	uint64_t host_name;  /* a hash of the host name */
 	uint32_t uid, pid;   /* ours: the peer opens /proc/pid/fd/... */

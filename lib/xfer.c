@@ -16,7 +16,7 @@
 #include "ctx.h"
 #include "msg.h"
 #include "paths/batch.h"
-#include "paths/local.h"
+#include "link/local.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "progress.h"
@@ -70,7 +70,7 @@ choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 	int                          rc;
 
 	/* A peer on this host: its shared ring up to its limit, whatever
-	 * the table says (paths/local.c; a forced path turns it off). */
+	 * the table says (link/local.c; a forced path turns it off). */
 	if (p->local && (len <= p->local_max || rmq_local_big(s)) &&
 	    t->force < 0)
 		return RMQ_PATH_LOCAL;

@@ -606,7 +606,7 @@ peer_ring(void)
 	return found;
 }
 
-/* The layout (paths/local.c): the head page, then the data. */
+/* The layout (link/local.c): the head page, then the data. */
 #define H_SIZE  16
 #define H_TAIL  64
 #define DATA    512

@@ -25,7 +25,7 @@ LAYERS = [
     ["lib/ep.[ch]"],
     ["lib/rxq.[ch]", "lib/msg.[ch]"],
     ["lib/conn/*.[ch]"],
-    ["lib/paths/*.[ch]"],
+    ["lib/paths/*.[ch]", "lib/link/*.[ch]"],
     ["lib/xfer.[ch]"],
     ["lib/pattern.[ch]", "lib/pattern_rma.c"],
     ["lib/sock.c", "lib/sockopt.[ch]", "lib/events.[ch]",

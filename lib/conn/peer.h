@@ -83,7 +83,7 @@ struct rmq_peer {
 	bool            heard;     /* a message came from it since then */
 	bool            can_batch; /* it takes BATCH (RMQ_FEAT_BATCH) */
 	bool            local;     /* on this host: what we send it goes
-	                            * into its shared ring (paths/local.c) */
+	                            * into its shared ring (link/local.c) */
 	size_t          local_max; /* largest payload its ring takes */
 	bool            lheld;     /* records in its ring not yet published
 	                            * (coalescing, paths/local.c) */

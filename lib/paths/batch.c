@@ -132,7 +132,7 @@ batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
 	rmq_thread_batch(&s->ctx->progress, 1);
 }
 
-/* p has local records not yet published (paths/local.c): the after-pass
+/* p has local records not yet published (link/local.c): the after-pass
  * hook and the flusher see it as an open batch. */
 void
 rmq_batch_hold(struct rmq_socket *s, struct rmq_peer *p, bool held)

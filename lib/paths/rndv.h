@@ -146,7 +146,7 @@ typedef int (*rmq_rndv_move_fn)(struct rmq_socket *s, struct rmq_peer *p,
  */
 int  rmq_rndv_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst,
                     size_t n, rmq_rndv_move_fn move, bool whole);
-/* rndv_read's move: fi_read with the RTS's key (paths/local.c falls back
+/* rndv_read's move: fi_read with the RTS's key (link/local.c falls back
  * on it where it cannot read the sender's memory itself). */
 int  rmq_rndv_read_move(struct rmq_socket *s, struct rmq_peer *p,
                         const struct rmq_rts *rts, void *dst, bool *told);

@@ -322,7 +322,7 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	if (p->local && rma == NULL) {
 		/* On this host: into its shared ring, in order with the
-		 * rest (paths/local.c); the slot is free at once. */
+		 * rest (link/local.c); the slot is free at once. */
 		rc = s->local_put(s, p, w, tx->buf, n, NULL, 0);
 		rmq_tx_put(s, tx);
 		return rc;

@@ -14,7 +14,7 @@
 #include <sys/un.h>
 
 #include "conn/peer.h"
-#include "paths/local_ring.h"
+#include "link/local_ring.h"
 #include "progress.h"
 
 struct rmq_out;

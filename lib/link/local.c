@@ -49,9 +49,9 @@
 #include "ctx.h"
 #include "msg.h"
 #include "paths/batch.h"
-#include "paths/local.h"
-#include "paths/local_peer.h"
-#include "paths/local_ring.h"
+#include "link/local.h"
+#include "link/local_peer.h"
+#include "link/local_ring.h"
 #include "paths/path.h"
 #include "paths/rndv.h"
 #include "paths/tx.h"
@@ -309,7 +309,12 @@ ctl_rx(struct rmq_socket *s, struct local_peer *lp, const struct rmq_hdr *h,
 		s->stats.proto_errors++; /* dropped, as a slab would */
 		return 0;
 	}
-	rmq_copy(b, at, n);
+	/* memcpy on the stack: below rmq_copy's slow phases (util.h), and
+	 * the compiler sees that it fills small. */
+	if (b == small)
+		memcpy(b, at, n);
+	else
+		rmq_copy(b, at, n);
 	if (rmq_hdr_decode(&again, b, n) != 0 ||
 	    memcmp(&again, h, sizeof(again)) != 0) {
 		if (b != small)

@@ -16,8 +16,8 @@
 
 #include "conn/peer.h"
 #include "ctx.h"
-#include "paths/local.h"
-#include "paths/local_peer.h"
+#include "link/local.h"
+#include "link/local_peer.h"
 #include "paths/path.h"
 #include "paths/rndv.h"
 #include "paths/tx.h"

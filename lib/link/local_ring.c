@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "paths/local_ring.h"
+#include "link/local_ring.h"
 #include "util.h"
 
 #define LRING_MAGIC 0x31474e4952514d52ull /* "RMQRING1" */

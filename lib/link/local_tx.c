@@ -11,9 +11,9 @@
 
 #include "conn/peer.h"
 #include "paths/batch.h"
-#include "paths/local.h"
-#include "paths/local_peer.h"
-#include "paths/local_ring.h"
+#include "link/local.h"
+#include "link/local_peer.h"
+#include "link/local_ring.h"
 #include "paths/path.h"
 #include "paths/rndv.h"
 #include "paths/tx.h"
