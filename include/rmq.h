@@ -189,10 +189,18 @@ enum rmq_path {
 	RMQ_PATH_LOCAL     = 7, /* a peer on this host: a ring in memory the
 	                         * two processes share, whatever the
 	                         * provider (local.enabled, rmq_paths(7)) */
-	RMQ_PATH_COUNT     = 8,
-	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats */
+	RMQ_PATH_COUNT     = 8, /* the paths this header names; the library
+	                         * may have more (rmq_path_count()) */
+	RMQ_PATH_MAX       = 8  /* size of the arrays in struct rmq_stats:
+	                         * fixed, whatever paths come later */
 };
 
+/*
+ * A socket's counters.  The layout is fixed for the life of the ABI: its
+ * per-path arrays hold the paths 0 .. RMQ_PATH_MAX - 1, and a path added
+ * later is read with rmq_path_stats(); a new counter takes a reserved
+ * word (zero until then), and past those a new call (rmq_stats(3)).
+ */
 struct rmq_stats {
 	uint64_t sent_msgs[RMQ_PATH_MAX];
 	uint64_t sent_bytes[RMQ_PATH_MAX];
@@ -284,8 +292,23 @@ RMQ_API int rmq_msg_recv(rmq_socket *s, rmq_msg **m, int flags);
 RMQ_API void rmq_msg_free(rmq_msg *m);
 
 RMQ_API int rmq_stats(rmq_socket *s, struct rmq_stats *st);
+/* One path's counters, for any path the library has (0 ..
+ * rmq_path_count() - 1): -RMQ_EINVAL for another. */
+struct rmq_path_stats {
+	uint64_t sent_msgs;
+	uint64_t sent_bytes;
+	uint64_t recv_msgs;
+	uint64_t recv_bytes;
+};
+RMQ_API int rmq_path_stats(rmq_socket *s, int path, struct rmq_path_stats *ps);
 RMQ_API const char *rmq_strerror(int err); /* err or -err */
+/* The path of id path (0 .. rmq_path_count() - 1): its name, "?" for
+ * none; by name: its id, or -RMQ_EINVAL. */
 RMQ_API const char *rmq_path_name(int path);
+RMQ_API int rmq_path_id(const char *name);
+/* How many paths this library has: RMQ_PATH_COUNT or more (a library
+ * newer than this header may have paths it does not name). */
+RMQ_API int rmq_path_count(void);
 RMQ_API const char *rmq_version(void);
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "caps.h"
+#include "path_ops.h"
 #include "rmq.h"
 #include "util.h"
 #include "wire.h"
@@ -75,9 +76,31 @@ min_nz(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/*
+ * The provider's own rendezvous row cannot be used here: the LARGE row it
+ * can use that ranks first (path_ops.h), else the last in rank.
+ */
+static int
+large_fallback(const struct rmq_caps *c)
+{
+	int i, best = -1, last = -1;
+
+	for (i = 0; c->rows != NULL && i < RMQ_PATHS; i++) {
+		if (rmq_path_kind(i) != RMQ_ROW_LARGE)
+			continue;
+		if (last < 0 || c->rows[i]->rank > c->rows[last]->rank)
+			last = i;
+		if (rmq_path_can(c, i, NULL) &&
+		    (best < 0 || c->rows[i]->rank < c->rows[best]->rank))
+			best = i;
+	}
+	return best >= 0 ? best : last;
+}
+
 int
 rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
-                   const struct rmq_prov *row, const struct rmq_config *cfg)
+                   const struct rmq_prov *row, const struct rmq_config *cfg,
+                   const struct rmq_path_ops *const *rows)
 {
 	const uint64_t rd = FI_RMA | FI_READ | FI_REMOTE_READ;
 	const uint64_t wr = FI_RMA | FI_WRITE | FI_REMOTE_WRITE;
@@ -85,6 +108,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	uint64_t       mr;
 
 	memset(c, 0, sizeof(*c));
+	c->rows          = rows;
 	c->prov          = row;
 	c->caps          = info->caps;
 	c->mode          = info->mode;
@@ -227,18 +251,8 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->rndv_path = row->rndv_path;
 	if (cfg != NULL && cfg->rndv >= 0)
 		c->rndv_path = cfg->rndv;
-	if (!rmq_path_can(c, c->rndv_path, NULL)) {
-		static const int order[] = {
-			RMQ_PATH_RNDV_READ, RMQ_PATH_RNDV_WRITE,
-			RMQ_PATH_RNDV_SEND, RMQ_PATH_SEG,
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-			if (rmq_path_can(c, order[i], NULL))
-				break;
-		c->rndv_path = order[i < 4 ? i : 3];
-	}
+	if (!rmq_path_can(c, c->rndv_path, NULL))
+		c->rndv_path = large_fallback(c);
 	if (!c->multi_recv && !one_recv)
 		return -RMQ_ENOTSUP;
 	return 0;
@@ -255,50 +269,17 @@ rmq_caps_one_recv(const struct rmq_prov *row, const struct fi_info *info)
 bool
 rmq_path_can(const struct rmq_caps *c, int path, const char **why)
 {
-	const char *w = NULL;
+	const struct rmq_path_ops *row;
 
-	switch (path) {
-	case RMQ_PATH_INJECT:
-		if (!c->inject)
-			w = "its inject size cannot hold librmq's header";
-		break;
-	case RMQ_PATH_EAGER:
-	case RMQ_PATH_SEG:
-		break; /* two-sided into multi-recv slabs: always */
-	case RMQ_PATH_RING:
-		/* Mixed with other paths it also needs c->ordered (select.c). */
-		if (!c->rma_write)
-			w = "it has no FI_RMA write";
-		else if (c->cq_data_size < 4)
-			w = "it carries fewer than 4 bytes of remote CQ data";
-		else if ((c->prov->flags & RMQ_PROV_UNORDERED_RMA) &&
-		         !c->ordered)
-			w = "its writes may land out of order, and the ring "
-			    "takes them in order";
-		break;
-	case RMQ_PATH_RNDV_READ:
-		if (!c->rma_read)
-			w = "it has no FI_RMA read";
-		break;
-	case RMQ_PATH_RNDV_WRITE:
-		if (!c->rma_write)
-			w = "it has no FI_RMA write";
-		else if (c->cq_data_size < 4)
-			w = "it carries fewer than 4 bytes of remote CQ data";
-		break;
-	case RMQ_PATH_RNDV_SEND:
-		if (!c->tagged)
-			w = "it has no FI_TAGGED";
-		break;
-	case RMQ_PATH_LOCAL:
-		break; /* shared memory, beside the provider (link/local.c) */
-	default:
-		w = "there is no such path";
-		break;
+	if (path < 0 || path >= RMQ_PATHS || c->rows == NULL) {
+		if (why != NULL)
+			*why = "there is no such path";
+		return false;
 	}
+	row = c->rows[path];
 	if (why != NULL)
-		*why = w;
-	return w == NULL;
+		*why = NULL;
+	return row->usable == NULL || row->usable(c, why);
 }
 
 /* Does fi_getinfo offer this provider at any level we accept? */

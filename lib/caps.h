@@ -17,8 +17,13 @@
 #include "prov.h"
 #include "rmq.h"
 
+struct rmq_path_ops;
+
 struct rmq_caps {
 	const struct rmq_prov *prov;
+	/* The path rows (the registry, paths/path.c), handed down by whoever
+	 * opens the domain: what rmq_path_can and the path table ask. */
+	const struct rmq_path_ops *const *rows;
 	uint64_t caps;         /* fi_info->caps */
 	uint64_t mode;         /* fi_info->mode */
 	uint64_t mr_mode;      /* domain_attr->mr_mode */
@@ -65,7 +70,8 @@ struct rmq_caps {
 
 int rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
                        const struct rmq_prov *row,
-                       const struct rmq_config *cfg);
+                       const struct rmq_config *cfg,
+                       const struct rmq_path_ops *const *rows);
 /* Fill fi_getinfo hints for this provider (caller frees with fi_freeinfo). */
 struct fi_info *rmq_caps_hints(const struct rmq_prov *row);
 /* level 0 = all we can use, 1 = no write ordering, 2 = no RMA. */
@@ -108,7 +114,8 @@ struct rmq_knobs {
 void rmq_prov_knobs(const struct rmq_config *cfg, const struct rmq_prov *p,
                     struct rmq_knobs *k);
 
-/* Can this provider carry path?  If not, *why says why (for messages). */
+/* Can this provider carry path (its row's usable)?  If not, *why says
+ * why (for messages). */
 bool rmq_path_can(const struct rmq_caps *c, int path, const char **why);
 
 #endif /* RMQ_CAPS_H */

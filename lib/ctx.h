@@ -21,6 +21,8 @@
 #include "rmq.h"
 #include "thread.h"
 
+struct rmq_path_ops;
+
 struct rmq_dom {
 	struct rmq_dom       *next;
 	char                  key[160]; /* prov_name/fabric/domain[/ordered] */
@@ -50,10 +52,12 @@ struct rmq_ctx {
 /*
  * Open (or share) a domain for a provider and source address (node, may
  * be NULL).  ordered: writes ordered with sends (the ring mixed with other
- * paths).  *infop: the fi_info for the endpoint, the caller's to free.
+ * paths).  rows: the path rows its caps answer for (caps.h).  *infop: the
+ * fi_info for the endpoint, the caller's to free.
  */
 int  rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
-                 bool ordered, struct rmq_dom **domp, struct fi_info **infop);
+                 bool ordered, const struct rmq_path_ops *const *rows,
+                 struct rmq_dom **domp, struct fi_info **infop);
 void rmq_dom_put(rmq_ctx *ctx, struct rmq_dom *dom);
 
 #endif /* RMQ_CTX_H */

@@ -121,7 +121,8 @@ take_domain(struct fi_info *list, const char *want)
 
 int
 rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
-            bool ordered, struct rmq_dom **domp, struct fi_info **infop)
+            bool ordered, const struct rmq_path_ops *const *rows,
+            struct rmq_dom **domp, struct fi_info **infop)
 {
 	struct fi_info  *hints, *info = NULL;
 	struct rmq_dom  *d;
@@ -199,7 +200,8 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		if (rc == 0)
 			rc = fi_domain(d->fabric, info, &d->domain, NULL);
 		if (rc == 0)
-			rc = rmq_caps_from_info(&d->caps, info, prov, &ctx->cfg);
+			rc = rmq_caps_from_info(&d->caps, info, prov, &ctx->cfg,
+			                        rows);
 		if (rc != 0) {
 			rmq_log(RMQ_LOG_ERROR, "cannot open %s: %s", key,
 			        rmq_strerror(rc));

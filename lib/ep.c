@@ -469,10 +469,10 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		return s->prov == prov ? 0 : -RMQ_EPROVIDER;
 	s->prov = prov;
 	rc      = rmq_dom_get(s->ctx, prov, node,
-	                      rmq_wants_ring(&s->ctx->cfg, prov,
+	                      rmq_wants_ring(s->path_ops, &s->ctx->cfg, prov,
 	                                     s->pat->section, s->name,
 	                                     &s->popts),
-	                      &s->dom, &s->info);
+	                      s->path_ops, &s->dom, &s->info);
 	if (rc != 0) {
 		s->prov = NULL;
 		return rc;

@@ -1,7 +1,10 @@
 /*
- * What a path is to the engine: the ops row each path in lib/paths/
- * implements, and what it is handed.  The core (conn/, rxq.c, xfer.c)
- * calls paths only through these rows; lib/paths/path.h lists them.
+ * What a path is to the engine: the ops row each path implements (in
+ * lib/paths/, or a link's own in lib/link/), and what it is handed.  The
+ * core (conn/, rxq.c, select.c, xfer.c) calls paths only through these
+ * rows, reached by id through the registry (lib/meson.build's
+ * rmq_path_rows: a row's id, name and kind are its line there) -- a
+ * socket's s->path_ops, a domain's caps.rows.
  */
 #ifndef RMQ_PATH_OPS_H
 #define RMQ_PATH_OPS_H
@@ -11,12 +14,16 @@
 #include <stdint.h>
 
 #include "rmq.h"
+#include "rmq_path_rows.h"
 #include "wire.h"
 
+struct rmq_caps;
+struct rmq_config;
 struct rmq_peer;
 struct rmq_rxent;
 struct rmq_slab;
 struct rmq_socket;
+struct rmq_tx;
 struct rmq_waiter;
 
 /*
@@ -42,11 +49,76 @@ struct rmq_rx {
 	struct rmq_slab      *sl;      /* the slab it lies in */
 };
 
+/*
+ * The ranges of the path table (select.c), smallest first: a RANGE row
+ * (rmq_path_rows.h) carries one, up to that range's threshold
+ * (thresholds.inject_max, eager_max, ring_max).
+ */
+enum rmq_range {
+	RMQ_RANGE_NONE = 0,
+	RMQ_RANGE_INJECT,
+	RMQ_RANGE_EAGER,
+	RMQ_RANGE_RING,
+	RMQ_RANGES
+};
+
+#define RMQ_ROW_F_OWN_HOLD 0x1u /* it holds its messages back for
+                                 * coalescing itself (its link's flush):
+                                 * batch.c keeps out */
+#define RMQ_ROW_F_COALESCE 0x2u /* its messages may be coalesced into a
+                                 * batch (batch.c) */
+#define RMQ_ROW_F_NO_SLOT  0x4u /* it sends without a tx slot: with none
+                                 * free, its message goes alone rather
+                                 * than wait to open a batch */
+#define RMQ_ROW_F_STRETCH  0x8u /* it takes any size its peer allows, past
+                                 * its range: where a larger range's row
+                                 * cannot take a message now, it may */
+#define RMQ_ROW_F_RTS_READ 0x10u /* an RTS that names no other row (no
+                                  * RMQ_RTS_F_* of a row's rts_flag) is
+                                  * this row's: its receiver reads it */
+
 struct rmq_path_ops {
-	int         id;       /* RMQ_PATH_* */
-	const char *name;     /* "ring": config values, rmq_path_name() */
+	unsigned    flags;    /* RMQ_ROW_F_* */
+	int         range;    /* RANGE rows: RMQ_RANGE_*, the one it carries */
+	int         rank;     /* LARGE rows: preference when the provider's
+	                       * own (its row's rndv) cannot be used, lowest
+	                       * first */
+	uint32_t    rts_flag; /* the RMQ_RTS_F_* that makes an RTS this
+	                       * row's (rndv.c), or 0 */
 	uint32_t    rx_types; /* RMQ_MT_* it receives: bit (1u << type) */
 	uint32_t    imm_kind; /* RMQ_IMM_* it receives as CQ data; 0: none */
+
+	/*
+	 * Can this provider carry it at all?  If not, *why (may be NULL)
+	 * says why, for messages.  NULL: always (rmq_path_can, caps.c).
+	 */
+	bool (*usable)(const struct rmq_caps *c, const char **why);
+	/*
+	 * For rmq_info, where it is usable: whether the configuration lets
+	 * it carry anything (false: no), and what it does here in a few
+	 * words into buf ("" for nothing to say).  NULL: yes.
+	 */
+	bool (*describe)(const struct rmq_caps *c, const struct rmq_config *cfg,
+	                 char *buf, size_t len);
+	/*
+	 * Its short way: a message small enough for it, alone, to a live
+	 * peer with credit, in one pass without a wait: 0 sent and counted,
+	 * 1 not taken (the general path decides).  NULL: none.  The first
+	 * RANGE row's serves the fabric link (link/fabric.c).
+	 */
+	int  (*send_now)(struct rmq_socket *s, struct rmq_peer *p,
+	                 const void *buf, size_t len, uint32_t msgid);
+	/*
+	 * Coalescing rides rows that have these (batch.c): what a batch into
+	 * p may carry after its header now (0: none), and how to post one of
+	 * n bytes from tx (its header already in, of type batch_mt): 0,
+	 * -FI_EAGAIN, 1 (no room yet) or -error.
+	 */
+	size_t (*batch_cap)(const struct rmq_socket *s,
+	                    const struct rmq_peer *p);
+	int    (*batch_post)(struct rmq_socket *s, struct rmq_peer *p,
+	                     struct rmq_tx *tx, size_t n);
+	uint8_t     batch_mt; /* RMQ_MT_BATCH, RMQ_MT_RBATCH */
 
 	/*
 	 * Can it carry len bytes to p?  0, or -RMQ_EMSGSIZE / -RMQ_ENOTSUP

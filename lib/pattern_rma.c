@@ -18,6 +18,7 @@
 #include "conn/peer.h"
 #include "ep.h"
 #include "numa.h"
+#include "paths/rndv.h"
 #include "paths/tx.h"
 #include "pattern.h"
 #include "progress.h"
@@ -362,20 +363,7 @@ int
 rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
                 size_t len)
 {
-	struct rmq_rxent *e = rmq_rxent_new(s);
-
-	if (e == NULL) {
-		free(heap);
-		s->stats.dropped++;
-		return -RMQ_ENOMEM;
-	}
-	e->peer     = p;
-	e->path     = RMQ_PATH_RNDV_READ; /* it came by fi_read */
-	e->len      = len;
-	e->heap     = heap;
-	e->data     = heap;
-	e->nocredit = true;
-	return rmq_rx_accept(s, p, e); /* RMQ_MAXMSGSIZE as for any */
+	return rmq_rndv_read_deliver(s, p, heap, len);
 }
 
 uint64_t

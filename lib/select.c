@@ -61,6 +61,32 @@ rmq_src_name(int src)
 	}
 }
 
+/* The rows' ranges, and the short way: the first range's row, if it has
+ * one. */
+static void
+rows_of(struct rmq_path_table *t, const struct rmq_caps *c)
+{
+	const struct rmq_path_ops *row;
+	int                        i, r;
+
+	t->rows = c->rows;
+	memset(t->range_row, -1, sizeof(t->range_row));
+	t->short_row = -1;
+	for (i = 0; c->rows != NULL && i < RMQ_PATHS; i++) {
+		row = c->rows[i];
+		if (rmq_path_kind(i) == RMQ_ROW_RANGE && row->range > 0 &&
+		    row->range < RMQ_RANGES)
+			t->range_row[row->range] = (int8_t) i;
+	}
+	for (r = 1; r < RMQ_RANGES && t->short_row < 0; r++)
+		if (t->range_row[r] >= 0)
+			t->short_row = c->rows[t->range_row[r]]->send_now != NULL
+			                   ? t->range_row[r]
+			                   : -2;
+	if (t->short_row < -1)
+		t->short_row = -1;
+}
+
 /* A config value's RMQ_CFG_SRC_* as the table says it. */
 static int
 src_of(const struct rmq_config *cfg, int cfg_src)
@@ -145,6 +171,7 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	int                           k;
 
 	memset(t, 0, sizeof(*t));
+	rows_of(t, c);
 
 	t->inject     = c->inject;
 	t->inject_max = c->inject_data ? c->inject_data_max : c->inject_max;
@@ -181,7 +208,8 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 		                  ? c->rma_chunk - RMQ_HDR_SIZE
 		                  : 0;
 	/* Forced, the ring needs no ordering; by size, mixed, it does. */
-	t->ring_ok  = rmq_path_can(c, RMQ_PATH_RING, NULL) && t->ring_cap > 0;
+	t->ring_ok  = rmq_path_can(c, t->range_row[RMQ_RANGE_RING], NULL) &&
+	              t->ring_cap > 0;
 	t->ring     = t->ring_ok && c->ordered;
 	t->ring_max = c->ring_max;
 	t->src[RMQ_TH_RING] = cfg != NULL && cfg->ring_max != 0
@@ -256,7 +284,7 @@ rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c)
 	if (t->ring_max > t->ring_cap)
 		t->ring_max = t->ring_cap;
 	/* The log is read with fi_read (and cursors come back by fi_write). */
-	if (!rmq_path_can(c, RMQ_PATH_RNDV_READ, NULL) && t->fanout_log != 0) {
+	if (!c->rma_read && t->fanout_log != 0) {
 		t->fanout_log = 0;
 		t->src[RMQ_TH_FANOUT] = RMQ_SRC_CAPS;
 	}
@@ -309,7 +337,7 @@ path_check(const struct rmq_path_table *t, const struct rmq_caps *c, int p,
 	const char *why = NULL;
 
 	if (!rmq_path_can(c, p, &why) ||
-	    (p == RMQ_PATH_RING && !t->ring_ok &&
+	    (p == t->range_row[RMQ_RANGE_RING] && !t->ring_ok &&
 	     (why = "ring.slots is below 4 (no ring)") != NULL)) {
 		rmq_log(RMQ_LOG_ERROR, "%s: %s cannot carry %s: %s", what,
 		        c->prov->name, rmq_path_name(p), why);
@@ -346,7 +374,8 @@ rmq_path_table_build(struct rmq_path_table *t, const struct rmq_caps *c,
 }
 
 bool
-rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+rmq_wants_ring(const struct rmq_path_ops *const *rows,
+               const struct rmq_config *cfg, const struct rmq_prov *prov,
                const char *section, const char *name,
                const struct rmq_path_opts *o)
 {
@@ -357,6 +386,7 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 		return false;
 	/* The provider row in place of what fi_info will say. */
 	memset(&c, 0, sizeof(c));
+	c.rows       = rows;
 	c.prov       = prov;
 	c.inject_max = prov->inject_max;
 	c.eager_max  = cfg->eager_max != 0 ? cfg->eager_max : prov->eager_max;
@@ -369,16 +399,31 @@ rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
 	return t.ring_max > t.eager_max;
 }
 
+size_t
+rmq_range_max(const struct rmq_path_table *t, int r)
+{
+	switch (r) {
+	case RMQ_RANGE_INJECT:
+		return t->inject ? t->inject_max : 0;
+	case RMQ_RANGE_EAGER:
+		return t->eager_max;
+	case RMQ_RANGE_RING:
+		return t->ring ? t->ring_max : 0;
+	default:
+		return 0;
+	}
+}
+
 int
 rmq_path_select(const struct rmq_path_table *t, size_t len)
 {
 	if (t->force >= 0)
 		return t->force;
 	if (t->inject && len <= t->inject_max)
-		return RMQ_PATH_INJECT;
+		return t->range_row[RMQ_RANGE_INJECT];
 	if (len <= t->eager_max)
-		return RMQ_PATH_EAGER;
+		return t->range_row[RMQ_RANGE_EAGER];
 	if (t->ring && len <= t->ring_max)
-		return RMQ_PATH_RING;
+		return t->range_row[RMQ_RANGE_RING];
 	return t->rndv_path;
 }

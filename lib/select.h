@@ -12,6 +12,7 @@
 
 #include "caps.h"
 #include "config.h"
+#include "path_ops.h"
 
 /* Where a threshold came from. */
 enum rmq_src {
@@ -43,6 +44,12 @@ struct rmq_path_table {
 	int     fanout_log; /* PUB: at this many subscribers they read a log
 	                     * (0: never, or the provider cannot) */
 	uint8_t src[RMQ_TH_COUNT]; /* RMQ_SRC_* of each */
+	/* The rows (the domain's caps.rows): the row of each range (-1:
+	 * none), and the one whose send_now is the fabric link's short way
+	 * (the first range's; -1: none). */
+	const struct rmq_path_ops *const *rows;
+	int8_t  range_row[RMQ_RANGES];
+	int     short_row;
 };
 
 /* The socket options that change the table. */
@@ -77,7 +84,10 @@ void rmq_path_table_fix(struct rmq_path_table *t, const struct rmq_caps *c);
 int  rmq_path_table_build(struct rmq_path_table *t, const struct rmq_caps *c,
                           const struct rmq_config *cfg, const char *section,
                           const char *name, const struct rmq_path_opts *o);
-/* Returns the RMQ_PATH_* for a message of len bytes. */
+/* Range r's bound in t (RMQ_RANGE_*, path_ops.h): 0 where the table
+ * does not use that range. */
+size_t rmq_range_max(const struct rmq_path_table *t, int r);
+/* Returns the row (its id) for a message of len bytes. */
 int  rmq_path_select(const struct rmq_path_table *t, size_t len);
 
 /*
@@ -86,7 +96,8 @@ int  rmq_path_select(const struct rmq_path_table *t, size_t len);
  * Decided before the domain opens, by the same layers over the provider
  * row (fi_info's limits are not known yet).
  */
-bool rmq_wants_ring(const struct rmq_config *cfg, const struct rmq_prov *prov,
+bool rmq_wants_ring(const struct rmq_path_ops *const *rows,
+                    const struct rmq_config *cfg, const struct rmq_prov *prov,
                     const char *section, const char *name,
                     const struct rmq_path_opts *o);
 

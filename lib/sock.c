@@ -20,10 +20,9 @@
 #include "ep.h"
 #include "msg.h"
 #include "paths/path.h"
-#include "paths/rndv.h"
-#include "paths/tx.h"
 #include "pattern.h"
 #include "events.h"
+#include "link/link.h"
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"
@@ -35,8 +34,7 @@
  * allocation. */
 struct sock_block {
 	struct rmq_socket s;
-	struct rmq_txpool tx;
-	struct rmq_rndv   rndv;
+	struct rmq_path_sock ps;
 	struct rmq_peers  peers;
 	struct rmq_ctrl   ctrl;
 	struct rmq_rxcache rx;
@@ -85,8 +83,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	if (blk == NULL)
 		return -RMQ_ENOMEM;
 	s        = &blk->s;
-	s->tx    = &blk->tx;
-	s->rndv  = &blk->rndv;
+	s->ps    = &blk->ps;
 	s->peers = &blk->peers;
 	s->ctrl  = &blk->ctrl;
 	s->rx    = &blk->rx;
@@ -99,6 +96,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->pat          = ops;
 	s->type         = type;
 	s->path_ops     = rmq_paths;
+	s->link0        = &rmq_link_fabric;
 	s->on_msg       = rmq_xfer_rx;
 	s->on_live      = rmq_xfer_on_live;
 	s->sndtimeo     = ctx->cfg.sndtimeo_ms;
@@ -112,8 +110,6 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	s->reconnect_ivl = 100; /* ZeroMQ's defaults */
 	s->reconnect_ivl_max = 0;
 	s->bl_tail      = &s->bl_head;
-	s->coalesce     = ctx->cfg.coalesce != 0;
-	s->coalesce_ns  = (int64_t) ctx->cfg.coalesce_us * 1000;
 	s->maxmsg       = ctx->cfg.max_msg_size;
 	s->in_place_min = ctx->cfg.in_place_min;
 	s->cq_fd        = -1;
@@ -336,7 +332,7 @@ drained(void *arg)
 
 	/* And what a pattern still holds for its peers (a PUB's log), and
 	 * coalesced messages not sent yet (each progress pass sends them). */
-	return s->inflight == 0 && s->nbat == 0 && s->bl_n == 0 &&
+	return s->inflight == 0 && rmq_batch_idle(s) && s->bl_n == 0 &&
 	       (s->pat->flushed == NULL || s->pat->flushed(s->pstate, s));
 }
 
@@ -495,9 +491,26 @@ rmq_msg_alloc(rmq_socket *s, size_t size, rmq_msg **mp)
 static int
 rmq_stats_locked(rmq_socket *s, struct rmq_stats *st)
 {
+	int i;
+
 	if (st == NULL)
 		return -RMQ_EINVAL;
 	*st = s->stats;
+	for (i = 0; i < RMQ_PATH_MAX && i < RMQ_PATHS; i++) {
+		st->sent_msgs[i]  = s->pstats[i].sent_msgs;
+		st->sent_bytes[i] = s->pstats[i].sent_bytes;
+		st->recv_msgs[i]  = s->pstats[i].recv_msgs;
+		st->recv_bytes[i] = s->pstats[i].recv_bytes;
+	}
+	return 0;
+}
+
+static int
+rmq_path_stats_locked(rmq_socket *s, int path, struct rmq_path_stats *ps)
+{
+	if (ps == NULL || path < 0 || path >= RMQ_PATHS)
+		return -RMQ_EINVAL;
+	*ps = s->pstats[path];
 	return 0;
 }
 
@@ -622,6 +635,14 @@ rmq_stats(rmq_socket *s, struct rmq_stats *st)
 	int rc;
 
 	RMQ_LOCKED(s, rmq_stats_locked(s, st));
+}
+
+int
+rmq_path_stats(rmq_socket *s, int path, struct rmq_path_stats *ps)
+{
+	int rc;
+
+	RMQ_LOCKED(s, rmq_path_stats_locked(s, path, ps));
 }
 
 int

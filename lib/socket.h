@@ -25,20 +25,21 @@
 #include "ctx.h"
 #include "progress.h"
 #include "rmq.h"
+#include "rmq_path_rows.h"
 #include "select.h"
 #include "wire.h"
 
 struct rmq_blmsg;
 struct rmq_ctrl;
+struct rmq_link_ops;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
 struct rmq_pat_rma;
 struct rmq_peer;
 struct rmq_peers;
-struct rmq_rndv;
+struct rmq_path_sock;
 struct rmq_rxcache;
 struct rmq_slab;
-struct rmq_txpool;
 
 #define RMQ_MT_SLOTS 16 /* message types a row may own (wire.h) */
 
@@ -56,17 +57,15 @@ struct rmq_shard {
 	size_t         fabaddr_len;
 };
 
-struct rmq_local;
-
 struct rmq_socket {
 	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
-	int                rings;     /* peers holding a ring of ours
-	                               * (paths/ring.c, ring.peers) */
 	rmq_ctx           *ctx;
 	int                type;
 	const struct rmq_pattern_ops *pat; /* the pattern (patterns/) */
 	void              *pstate;    /* its private state */
 	const struct rmq_path_ops *const *path_ops; /* the rows (paths/) */
+	const struct rmq_link_ops *link0; /* the link every peer starts on:
+	                                   * the endpoint's (link/link.h) */
 
 	/* options (sock.c) */
 	int                sndtimeo, rcvtimeo, linger, connect_ms,
@@ -109,23 +108,9 @@ struct rmq_socket {
 	struct rmq_path_table paths;
 	int8_t             rx_owner[RMQ_MT_SLOTS]; /* type -> row, -1 none */
 	int8_t             imm_owner[4];           /* RMQ_IMM_* -> row */
-	struct rmq_txpool *tx;        /* paths/tx.c */
-	bool               coalesce;  /* coalesce.enabled (paths/batch.c) */
-	int64_t            coalesce_ns; /* coalesce.window_us */
-	int                nbat;      /* peers with a batch open */
-	int                bat_hook;  /* its after-pass hook */
+	struct rmq_path_sock *ps;     /* the paths' own (paths/path.h) */
 	int                inflight;  /* tx slots + rendezvous sends busy */
 	unsigned           nshort;    /* sends that went the short way */
-	struct rmq_local  *local;     /* link/local.c; NULL: local.enabled
-	                               * is off */
-	/* Set by paths/local.c with local: tx.c puts every two-sided
-	 * message to a local peer there (rmq_local_put), batch.c publishes
-	 * what a stream held back (rmq_local_flush). */
-	int  (*local_put)(struct rmq_socket *s, struct rmq_peer *p,
-	                  struct rmq_waiter *w, const void *a, size_t na,
-	                  const void *b, size_t nb);
-	void (*local_flush)(struct rmq_socket *s, struct rmq_peer *p);
-	struct rmq_rndv   *rndv;      /* paths/rndv.c */
 	struct rmq_pat_rma *rma_parked; /* a pattern's freed in flight
 	                                 * (pattern_rma.c) */
 
@@ -144,7 +129,8 @@ struct rmq_socket {
 	int                bl_n;
 	bool               bl_flushing;
 
-	struct rmq_stats   stats;
+	struct rmq_stats   stats;     /* its per-path arrays: from pstats */
+	struct rmq_path_stats pstats[RMQ_PATHS]; /* each path's counters */
 	struct rmq_source  shut_src; /* the context's shutdown fd */
 };
 

@@ -48,7 +48,7 @@ opt_size(struct rmq_socket *s, const void *val, size_t len, bool eager)
 	if (v > (eager ? RMQ_EAGER_LIMIT : RMQ_INJECT_BUF - RMQ_HDR_SIZE))
 		return -RMQ_EINVAL;
 	if (s->ep != NULL && eager &&
-	    (v > s->tx->slot - RMQ_HDR_SIZE || v < s->paths.inject_max))
+	    (v > rmq_tx_payload_max(s) || v < s->paths.inject_max))
 		return -RMQ_EINVAL;
 	if (s->ep != NULL && !eager &&
 	    (v > s->dom->caps.inject_max || !s->dom->caps.inject ||
@@ -85,12 +85,11 @@ opt_paths(struct rmq_socket *s, int opt, const void *val, size_t len)
 				return -RMQ_EINVAL;
 			s->popts.fanout_log = v;
 		} else if (opt == RMQ_RNDV_PATH) {
-			if (v != RMQ_PATH_RNDV_READ && v != RMQ_PATH_RNDV_SEND &&
-			    v != RMQ_PATH_RNDV_WRITE && v != RMQ_PATH_SEG)
+			if (rmq_path_kind(v) != RMQ_ROW_LARGE)
 				return -RMQ_EINVAL;
 			s->popts.rndv_path = v;
 		} else {
-			if (v >= RMQ_PATH_COUNT)
+			if (v >= rmq_path_count())
 				return -RMQ_EINVAL;
 			s->popts.force = v;
 		}

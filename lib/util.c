@@ -16,6 +16,7 @@
 #include <rdma/fi_errno.h>
 
 #include "rmq.h"
+#include "rmq_path_rows.h"
 #include "util.h"
 
 static atomic_int rmq_log_level = RMQ_LOG_WARN;
@@ -172,22 +173,41 @@ rmq_strerror(int err)
 	return "unknown librmq error";
 }
 
-/* The rows of lib/paths/ carry these names too (a test holds them equal). */
+/* The names and kinds of the paths: the registry's (rmq_path_rows.h). */
+#define ROW_NAME(n, k) #n,
+static const char *const path_names[RMQ_PATHS] = {RMQ_PATH_ROWS(ROW_NAME)};
+#undef ROW_NAME
+#define ROW_KIND(n, k) RMQ_ROW_##k,
+static const unsigned char path_kinds[RMQ_PATHS] = {RMQ_PATH_ROWS(ROW_KIND)};
+#undef ROW_KIND
+
 const char *
 rmq_path_name(int path)
 {
-	static const char *const names[RMQ_PATH_COUNT] = {
-		[RMQ_PATH_INJECT] = "inject",
-		[RMQ_PATH_EAGER] = "eager",
-		[RMQ_PATH_RNDV_READ] = "rndv_read",
-		[RMQ_PATH_RNDV_SEND] = "rndv_send",
-		[RMQ_PATH_RING] = "ring",
-		[RMQ_PATH_RNDV_WRITE] = "rndv_write",
-		[RMQ_PATH_SEG] = "seg",
-		[RMQ_PATH_LOCAL] = "local",
-	};
+	return path >= 0 && path < RMQ_PATHS ? path_names[path] : "?";
+}
 
-	return path >= 0 && path < RMQ_PATH_COUNT ? names[path] : "?";
+int
+rmq_path_count(void)
+{
+	return RMQ_PATHS;
+}
+
+int
+rmq_path_id(const char *name)
+{
+	int i;
+
+	for (i = 0; name != NULL && i < RMQ_PATHS; i++)
+		if (strcmp(path_names[i], name) == 0)
+			return i;
+	return -RMQ_EINVAL;
+}
+
+int
+rmq_path_kind(int path)
+{
+	return path >= 0 && path < RMQ_PATHS ? path_kinds[path] : 0;
 }
 
 const char *

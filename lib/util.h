@@ -46,6 +46,10 @@ uint64_t rmq_random64(void);
 int  rmq_opt_int(const void *val, size_t len, int min, int *out);
 int  rmq_opt_get_int(int v, void *val, size_t *len);
 
+/* A path's kind (RMQ_ROW_RANGE, _LARGE, _LINK: rmq_path_rows.h), or 0
+ * for no path.  Its name: rmq_path_name(); by name: rmq_path_id(). */
+int  rmq_path_kind(int path);
+
 /* Append name to the ", "-separated list in buf[len] (end at *pos), once. */
 void rmq_list_add(char *buf, size_t len, size_t *pos, const char *name);
 /*

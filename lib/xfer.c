@@ -1,11 +1,10 @@
 /*
  * Choosing, dispatching and delivering (xfer.h).
  *
- * Sending: the path table (select.c) names a row for the message's size;
- * when this peer cannot take it there (its slabs, its ring), the next row
- * by size does, unless the path was forced.  Credits from the peer and the
- * socket's bound on sends in flight are waited for here, then the row
- * sends.  Receiving: each fabric message goes to the row that owns its
+ * Sending: the peer's link (link/link.h) tries its short way first, else
+ * names the row for the message's size from its table; credits from the
+ * peer and the socket's bound on sends in flight are waited for here,
+ * then the row sends.  Receiving: each fabric message goes to the row that owns its
  * type (rx_types), each remote CQ data to the row of its kind; delivery
  * copies a queued message out, or has its row fetch it.
  */
@@ -15,8 +14,8 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "msg.h"
+#include "link/link.h"
 #include "paths/batch.h"
-#include "link/local.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "progress.h"
@@ -44,68 +43,6 @@ rmq_xfer_init(struct rmq_socket *s)
 }
 
 /* ---- sending ---- */
-
-/* Can path carry len bytes to p?  why: the row's reason if not. */
-static int
-can_carry(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len,
-          char *why, size_t whylen)
-{
-	const struct rmq_path_ops *row = s->path_ops[path];
-
-	return row->can_carry != NULL ? row->can_carry(s, p, len, why, whylen)
-	                              : 0;
-}
-
-/*
- * The path for len bytes to p: the table's choice, moved on to the next
- * one when this peer cannot take it (its slabs, its ring).  A forced path
- * that cannot carry the message is an error that says why.
- */
-static int
-choose_path(struct rmq_socket *s, struct rmq_peer *p, size_t len)
-{
-	const struct rmq_path_table *t = &s->paths;
-	int                          path;
-	char                         why[256];
-	int                          rc;
-
-	/* A peer on this host: its shared ring up to its limit, whatever
-	 * the table says (link/local.c; a forced path turns it off). */
-	if (p->local && (len <= p->local_max || rmq_local_big(s)) &&
-	    t->force < 0)
-		return RMQ_PATH_LOCAL;
-	path = rmq_path_select(t, len);
-
-	rc = can_carry(s, p, path, len, why, sizeof(why));
-	if (rc == 0 && (t->force >= 0 || s->path_ops[path]->has_room == NULL ||
-	                s->path_ops[path]->has_room(s, p, len)))
-		return path;
-	if (t->force >= 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s", why);
-		return rc;
-	}
-	/* By size: the next one this peer can take. */
-	switch (path) {
-	case RMQ_PATH_INJECT:
-		if (can_carry(s, p, RMQ_PATH_EAGER, len, why, sizeof(why)) == 0)
-			return RMQ_PATH_EAGER;
-		break;
-	case RMQ_PATH_EAGER:
-		if (t->ring && len <= t->ring_max &&
-		    can_carry(s, p, RMQ_PATH_RING, len, why, sizeof(why)) == 0)
-			return RMQ_PATH_RING;
-		break;
-	case RMQ_PATH_RING:
-		if (can_carry(s, p, RMQ_PATH_EAGER, len, why, sizeof(why)) == 0)
-			return RMQ_PATH_EAGER;
-		if (rc == 0)
-			return RMQ_PATH_RING; /* full: wait for room there */
-		break;
-	default:
-		break;
-	}
-	return t->rndv_path;
-}
 
 struct credit_wait {
 	struct rmq_socket *s;
@@ -144,12 +81,12 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		        out.len, p->name, (unsigned long long) p->maxmsg);
 		return -RMQ_EMSGSIZE;
 	}
-	path = choose_path(s, p, out.len);
+	path = p->link->choose(s, p, out.len);
 	if (path < 0)
 		return path;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
 	batch = rmq_batch_takes(s, p, path, out.len, &now);
-	if (p->bat != NULL && (!batch || may_send(&c) != 1)) {
+	if (rmq_batch_open(p) && (!batch || may_send(&c) != 1)) {
 		/* Order: what is queued goes first; and the credits we
 		 * would wait for come back only once it has arrived. */
 		rc = rmq_batch_flush(s, p, &w);
@@ -157,8 +94,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 			return rc;
 	}
 	if (may_send(&c) != 1) {
-		if (p->lheld) /* the credits come back for what it sees */
-			rmq_local_flush(s, p);
+		if (rmq_batch_held(p)) /* credits come back for what it sees */
+			p->link->flush(s, p);
 		rc = rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, may_send,
 		                    &c);
 		if (rc != 0)
@@ -172,8 +109,9 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 			return rc; /* 1: no room to coalesce, it goes alone */
 	}
 	rc = s->path_ops[path]->send(s, p, &out, msgid, flags, &w);
-	if (rc == 0 && s->coalesce && path != RMQ_PATH_LOCAL)
-		rmq_batch_sent_alone(p, now); /* local keeps its own */
+	if (rc == 0 && rmq_batch_window(s) != 0 &&
+	    !(s->path_ops[path]->flags & RMQ_ROW_F_OWN_HOLD))
+		rmq_batch_sent_alone(p, now);
 	return rc;
 }
 
@@ -185,9 +123,7 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 
 	/* The common case first: a small copy that can go at once. */
 	if (o->msg == NULL) {
-		rc = p->local ? rmq_local_send_now(s, p, o->buf, o->len, msgid)
-		              : rmq_inject_send_now(s, p, o->buf, o->len,
-		                                    msgid);
+		rc = p->link->send_now(s, p, o->buf, o->len, msgid);
 		if (rc <= 0) {
 			/* A stream that always goes this way never waits, so
 			 * it would seldom look at its sources: a PUSH fed by
@@ -364,8 +300,8 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 	}
 done:
 	if (rc >= 0) {
-		s->stats.recv_msgs[e->path]++;
-		s->stats.recv_bytes[e->path] += len;
+		s->pstats[e->path].recv_msgs++;
+		s->pstats[e->path].recv_bytes += len;
 		if (msgp != NULL)
 			*msgp = m;
 	} else {

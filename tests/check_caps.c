@@ -923,6 +923,8 @@ START_TEST(test_path_no_inject_zero_bytes_eager)
 	check_path(&t, 8193, RMQ_PATH_RNDV_READ, "no inject");
 
 	memset(&t, 0, sizeof t);
+	memset(t.range_row, -1, sizeof t.range_row);
+	t.range_row[RMQ_RANGE_EAGER] = RMQ_PATH_EAGER;
 	t.inject    = false;
 	t.eager_max = 1024;
 	t.force     = -1;
@@ -1870,7 +1872,7 @@ START_TEST(test_live_shm)
 	struct fi_info *info = live_getinfo(&rmq_prov_shm, NULL, 0);
 	struct rmq_caps c;
 
-	ck_assert_int_eq(rmq_caps_from_info(&c, info, &rmq_prov_shm, NULL), 0);
+	ck_assert_int_eq(rmq_caps_from_info(&c, info, &rmq_prov_shm, NULL, rmq_paths), 0);
 	fi_freeinfo(info);
 	ck_assert(c.inject);
 	ck_assert(c.multi_recv);
@@ -1896,7 +1898,7 @@ START_TEST(test_live_tcp)
 	(void) setenv("FI_OFI_RXM_ENABLE_PASSTHRU", "1", 0);
 	info = live_getinfo(&rmq_prov_tcp, "127.0.0.1", FI_SOURCE);
 	ck_assert_uint_eq(info->addr_format, FI_SOCKADDR_IN);
-	ck_assert_int_eq(rmq_caps_from_info(&c, info, &rmq_prov_tcp, NULL), 0);
+	ck_assert_int_eq(rmq_caps_from_info(&c, info, &rmq_prov_tcp, NULL, rmq_paths), 0);
 	proto = info->ep_attr->protocol;
 	fi_freeinfo(info);
 	ck_assert(c.inject);
@@ -1969,15 +1971,15 @@ START_TEST(test_named_table)
 	/* ring by size: big's ring (32 KiB) is above its eager (16 KiB);
 	 * with eager 16 KiB from an option and no name, tcp's row ring
 	 * (64 KiB) is still above it; a name whose ring is below is not */
-	ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", "big", NULL));
+	ck_assert(rmq_wants_ring(rmq_paths, &cfg, &rmq_prov_tcp, "pair", "big", NULL));
 	cfg.named[0].p.ring_max = 8 * KiB;
-	ck_assert(!rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", "big", NULL));
+	ck_assert(!rmq_wants_ring(rmq_paths, &cfg, &rmq_prov_tcp, "pair", "big", NULL));
 	{
 		struct rmq_path_opts o;
 
 		rmq_path_opts_init(&o);
 		o.eager_max = 16 * KiB;
-		ck_assert(rmq_wants_ring(&cfg, &rmq_prov_tcp, "pair", NULL, &o));
+		ck_assert(rmq_wants_ring(rmq_paths, &cfg, &rmq_prov_tcp, "pair", NULL, &o));
 	}
 }
 END_TEST

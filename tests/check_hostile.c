@@ -12,6 +12,7 @@
 
 #include "checkmain.h"
 #include "conn/peer.h"
+#include "link/link.h"
 #include "paths/tx.h"
 #include "progress.h"
 #include "rxq.h"
@@ -259,7 +260,7 @@ local_victim(const char *prov, serve_fn serve, rmq_ctx **ctx, rmq_socket **s,
 	open_connected(RMQ_PAIR, ep, ctx, s);
 	p = rmq_peer_at(*s, 0);
 	ck_assert_ptr_nonnull(p);
-	ck_assert(p->local);
+	ck_assert(p->link->flags & RMQ_LINK_F_HOST); /* the local link */
 	return p;
 }
 

@@ -31,6 +31,7 @@
 #include "conn/peer.h"
 #include "ep.h"
 #include "msg.h"
+#include "paths/path.h"
 #include "paths/ring.h"
 #include "paths/tx.h"
 #include "socket.h"
@@ -1006,7 +1007,7 @@ START_TEST(test_socket_memory_placed)
 		                 s->dom->place.node);
 	}
 	ck_assert_int_ge(nslabs, 1);
-	ck_assert_int_eq(s->tx->blocks->numa.how, want);
+	ck_assert_int_eq(s->ps->tx.blocks->numa.how, want);
 	for (i = 0; i < s->peers->cap && p == NULL; i++)
 		p = rmq_peer_at(s, i);
 	ck_assert_ptr_nonnull(p);

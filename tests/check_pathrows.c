@@ -22,6 +22,7 @@
 #include "fi_recs.h"
 #include "paths/path.h"
 #include "paths/tx.h"
+#include "util.h"
 #include "pattern.h"
 #include "select.h"
 #include "socket.h"
@@ -29,9 +30,9 @@
 
 /* A socket and one peer, as after the handshake. */
 struct bench {
-	struct rmq_socket s;
-	struct rmq_txpool tx;
-	struct rmq_dom    dom;
+	struct rmq_socket    s;
+	struct rmq_path_sock ps;
+	struct rmq_dom       dom;
 	struct rmq_peer   p;
 	struct rmq_config cfg;
 };
@@ -51,7 +52,7 @@ bench_make(struct bench *b, const struct rec *r, bool strict, bool ring)
 	b->cfg.strict = strict;
 	ck_assert_int_eq(caps_of(&b->dom.caps, r, &b->cfg), 0);
 	b->s.dom      = &b->dom;
-	b->s.tx       = &b->tx;
+	b->s.ps       = &b->ps;
 	b->s.pat      = rmq_pattern_find(RMQ_PAIR);
 	b->s.path_ops = rmq_paths;
 	rmq_path_opts_init(&b->s.popts);
@@ -60,7 +61,7 @@ bench_make(struct bench *b, const struct rec *r, bool strict, bool ring)
 	                                      &b->s.popts),
 	                 0);
 	b->s.min_multi = rmq_ep_min_multi(&b->s.paths);
-	b->s.tx->slot   = rmq_tx_slot_size(b->s.min_multi, &b->s.paths);
+	b->ps.tx.slot  = rmq_tx_slot_size(b->s.min_multi, &b->s.paths);
 	snprintf(b->p.name, sizeof(b->p.name), "peer");
 	b->p.eager_max = b->s.min_multi - RMQ_HDR_SIZE;
 	if (ring && b->s.paths.ring_ok) {
@@ -68,7 +69,7 @@ bench_make(struct bench *b, const struct rec *r, bool strict, bool ring)
 		h.features       = RMQ_FEAT_RING;
 		h.ring_slots     = (uint32_t) b->cfg.ring_slots;
 		h.ring_slot_size = (uint32_t) b->cfg.ring_slot_size;
-		ck_assert_int_eq(rmq_path_ring.hello_in(&b->s, &b->p, &h, why,
+		ck_assert_int_eq(rmq_paths[RMQ_PATH_RING]->hello_in(&b->s, &b->p, &h, why,
 		                                        sizeof(why)),
 		                 0);
 	}
@@ -161,7 +162,7 @@ START_TEST(test_eager_edge)
 		for (strict = 0; strict < 2; strict++) {
 			bench_make(&b, all_recs[i], strict, true);
 			edge = b.p.eager_max;
-			ck_assert_uint_ge(b.s.tx->slot, RMQ_HDR_SIZE + edge);
+			ck_assert_uint_ge(b.ps.tx.slot, RMQ_HDR_SIZE + edge);
 			check_edge(&b, RMQ_PATH_EAGER, edge, -RMQ_EMSGSIZE,
 			           all_recs[i]->what);
 			/* at least RMQ_SLAB_MSG_MIN: seg pieces stay large */
@@ -169,7 +170,7 @@ START_TEST(test_eager_edge)
 			/* a peer with bigger slabs: our tx slots */
 			b.p.eager_max = 64u << 20;
 			check_edge(&b, RMQ_PATH_EAGER,
-			           b.s.tx->slot - RMQ_HDR_SIZE, -RMQ_EMSGSIZE,
+			           b.ps.tx.slot - RMQ_HDR_SIZE, -RMQ_EMSGSIZE,
 			           "big peer");
 			bench_free(&b);
 		}
@@ -229,7 +230,7 @@ START_TEST(test_ring_edge_config)
 	h.features       = RMQ_FEAT_RING;
 	h.ring_slots     = 8;
 	h.ring_slot_size = 64;
-	ck_assert_int_eq(rmq_path_ring.hello_in(&b.s, &b.p, &h, why,
+	ck_assert_int_eq(rmq_paths[RMQ_PATH_RING]->hello_in(&b.s, &b.p, &h, why,
 	                                        sizeof(why)),
 	                 0);
 	/* two slots of 64 bytes, the header in the first */
@@ -267,25 +268,43 @@ START_TEST(test_rows_table)
 		"rndv_write", "seg", "local",
 	};
 	const struct rmq_path_ops *row;
-	int                        i;
+	const char                *n;
+	int                        i, kind;
 
-	for (i = 0; i < RMQ_PATH_COUNT; i++) {
-		row = rmq_paths[i];
+	ck_assert_int_ge(rmq_path_count(), RMQ_PATH_COUNT);
+	for (i = 0; i < rmq_path_count(); i++) {
+		row  = rmq_paths[i];
+		n    = rmq_path_name(i);
+		kind = rmq_path_kind(i);
 		ck_assert_ptr_nonnull(row);
-		ck_assert_int_eq(row->id, i);
-		ck_assert_str_eq(row->name, names[i]);
-		ck_assert_str_eq(rmq_path_name(i), names[i]);
+		if (i < RMQ_PATH_COUNT)
+			ck_assert_str_eq(n, names[i]);
+		ck_assert_int_eq(rmq_path_id(n), i);
 		ck_assert(row->send != NULL);
 		ck_assert_msg((row->rx_types != 0) == (row->on_rx != NULL),
-		              "%s: rx_types and on_rx", row->name);
+		              "%s: rx_types and on_rx", n);
 		ck_assert_msg((row->imm_kind != 0) == (row->on_imm != NULL),
-		              "%s: imm_kind and on_imm", row->name);
+		              "%s: imm_kind and on_imm", n);
 		/* a payload fetched later is a payload that can be refused */
 		ck_assert_msg((row->fetch != NULL) == (row->cancel != NULL),
-		              "%s: fetch and cancel", row->name);
+		              "%s: fetch and cancel", n);
+		/* a range row names its range, no other row does */
+		ck_assert_msg((kind == RMQ_ROW_RANGE) ==
+		                  (row->range > RMQ_RANGE_NONE &&
+		                   row->range < RMQ_RANGES),
+		              "%s: kind and range", n);
+		ck_assert_msg(kind == RMQ_ROW_RANGE || kind == RMQ_ROW_LARGE ||
+		                  kind == RMQ_ROW_LINK,
+		              "%s: kind %d", n, kind);
+		/* a batch carrier has both halves */
+		ck_assert_msg((row->batch_cap != NULL) ==
+		                  (row->batch_post != NULL),
+		              "%s: batch_cap and batch_post", n);
 	}
-	ck_assert_str_eq(rmq_path_name(RMQ_PATH_COUNT), "?");
+	ck_assert_str_eq(rmq_path_name(rmq_path_count()), "?");
 	ck_assert_str_eq(rmq_path_name(-1), "?");
+	ck_assert_int_eq(rmq_path_id("nosuch"), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_path_id(NULL), -RMQ_EINVAL);
 }
 END_TEST
 

@@ -56,6 +56,7 @@
 #include <rdma/fabric.h>
 
 #include "caps.h"
+#include "paths/path.h"
 #include "prov.h"
 
 #define KiB ((size_t) 1 << 10)
@@ -369,7 +370,7 @@ caps_of(struct rmq_caps *c, const struct rec *r, const struct rmq_config *cfg)
 	int             rc;
 
 	memset(c, 0xa5, sizeof(*c));
-	rc = rmq_caps_from_info(c, info, r->row, cfg);
+	rc = rmq_caps_from_info(c, info, r->row, cfg, rmq_paths);
 	fi_freeinfo(info);
 	return rc;
 }

@@ -339,44 +339,26 @@ print_table(const struct rmq_caps *c, const struct rmq_config *cfg,
 		                            sizeof(s1)));
 }
 
-static size_t
-pow2_floor(size_t v)
-{
-	while ((v & (v - 1)) != 0)
-		v &= v - 1;
-	return v;
-}
-
 static void
 print_can(const struct rmq_caps *c, const struct rmq_config *cfg)
 {
-	const char *why;
-	int         p;
+	const struct rmq_path_ops *row;
+	const char                *why;
+	char                       d[320];
+	bool                       yes;
+	int                        p;
 
 	printf("paths this provider can carry (RMQ_PATH / thresholds.path):\n");
-	for (p = 0; p < RMQ_PATH_COUNT; p++) {
-		if (p == RMQ_PATH_LOCAL)
-			printf("    %-10s  %s: peers on this host, any provider "
-			       "(local.enabled %s, a %zu-byte ring for "
-			       "messages up to %zu bytes, larger ones read "
-			       "from the sender's memory%s)\n",
-			       rmq_path_name(p),
-			       cfg->local != RMQ_CFG_LOCAL_OFF ? "yes" : "no",
-			       cfg->local == RMQ_CFG_LOCAL_AUTO ? "auto"
-			       : cfg->local == RMQ_CFG_LOCAL_ON ? "true"
-			                                        : "false",
-			       pow2_floor(cfg->local_ring),
-			       pow2_floor(cfg->local_ring) / 4 - 16,
-			       c->rma_read ? "" : " -- not on this provider, "
-			                          "which has no remote reads");
-		else if (p == RMQ_PATH_RING && rmq_path_can(c, p, &why) &&
-		         cfg->ring_slots < 4)
-			printf("    %-10s  no: ring.slots is %d (below 4)\n",
-			       rmq_path_name(p), cfg->ring_slots);
-		else if (rmq_path_can(c, p, &why))
-			printf("    %-10s  yes\n", rmq_path_name(p));
-		else
-			printf("    %-10s  no: %s\n", rmq_path_name(p), why);
+	for (p = 0; p < rmq_path_count(); p++) {
+		row = rmq_paths[p];
+		d[0] = '\0';
+		yes  = rmq_path_can(c, p, &why);
+		if (yes && row->describe != NULL)
+			yes = row->describe(c, cfg, d, sizeof(d));
+		else if (!yes)
+			snprintf(d, sizeof(d), "%s", why);
+		printf("    %-10s  %s%s%s\n", rmq_path_name(p), yes ? "yes" : "no",
+		       d[0] != '\0' ? ": " : "", d);
 	}
 }
 
@@ -387,7 +369,8 @@ wants_order(const struct rmq_config *cfg, const struct rmq_prov *prov)
 	const struct rmq_pattern_ops *const *p;
 
 	for (p = rmq_pattern_all(); *p != NULL; p++)
-		if (rmq_wants_ring(cfg, prov, (*p)->section, sock_name, NULL))
+		if (rmq_wants_ring(rmq_paths, cfg, prov, (*p)->section,
+		                   sock_name, NULL))
 			return true;
 	return false;
 }
@@ -512,7 +495,7 @@ main(int argc, char **argv)
 			return 1;
 		}
 		rc = rmq_dom_get(ctx, prov, NULL, wants_order(&ctx->cfg, prov),
-		                 &dom, &info);
+		                 rmq_paths, &dom, &info);
 	} else {
 		prov = rmq_prov_by_name(o.prov);
 		if (prov == NULL) {
@@ -522,7 +505,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 		rc = rmq_dom_get(ctx, prov, NULL, wants_order(&ctx->cfg, prov),
-		                 &dom, &info);
+		                 rmq_paths, &dom, &info);
 	}
 	if (rc != 0) {
 		fprintf(stderr, "rmq_info: provider %s not available here: %s\n",

@@ -63,6 +63,7 @@ rmq_peer_new(struct rmq_socket *s)
 	p->fiaddr      = FI_ADDR_UNSPEC;
 	p->shard       = -1;
 	p->state       = RMQ_PEER_NEW;
+	p->link        = s->link0;
 	t->slot[i]     = p;
 	t->n++;
 	if (i >= t->hi)
@@ -86,26 +87,6 @@ struct rmq_peer *
 rmq_peer_at(struct rmq_socket *s, int i)
 {
 	return i >= 0 && i < s->peers->cap ? s->peers->slot[i] : NULL;
-}
-
-bool
-rmq_peers_local_only(void *owner)
-{
-	struct rmq_socket *s  = owner;
-	struct rmq_peers  *ps = s->peers;
-	struct rmq_peer   *p;
-	int                i, n = 0;
-
-	if (ps->only_live != ps->nlive || ps->only_gen != ps->local_gen) {
-		for (i = 0; i < ps->hi; i++) {
-			p = ps->slot[i];
-			n += p != NULL && p->state == RMQ_PEER_LIVE && p->local;
-		}
-		ps->only_local = n > 0 && n == ps->nlive;
-		ps->only_live  = ps->nlive;
-		ps->only_gen   = ps->local_gen;
-	}
-	return ps->only_local;
 }
 
 void

@@ -22,6 +22,7 @@
 
 #include "progress.h"
 #include "rmq.h"
+#include "rmq_path_rows.h"
 #include "rxq.h"
 #include "wire.h"
 
@@ -72,24 +73,15 @@ struct rmq_peer {
 	uint64_t        recvd;     /* DATA, RTS and FIN received from it */
 	uint64_t        recvd_tx;  /* recvd when we last sent it a message
 	                            * by eager or ring (tx.c, in place) */
-	/* Coalescing (paths/batch.c). */
-	struct rmq_tx  *bat;       /* the batch being filled, or NULL */
-	uint32_t        bat_n;     /* messages in it */
-	uint32_t        bat_used;  /* bytes after its header */
-	uint32_t        bat_cap;   /* bytes it may hold after its header */
-	bool            bat_ring;  /* it goes into p's ring (RBATCH) */
 	int64_t         last_tx;   /* when our last message or batch to it
 	                            * left, or the open batch opened (ns) */
 	bool            heard;     /* a message came from it since then */
-	bool            can_batch; /* it takes BATCH (RMQ_FEAT_BATCH) */
-	bool            local;     /* on this host: what we send it goes
-	                            * into its shared ring (link/local.c) */
-	size_t          local_max; /* largest payload its ring takes */
-	bool            lheld;     /* records in its ring not yet published
-	                            * (coalescing, paths/local.c) */
 	struct rmq_chan chan;
 	struct rmq_rxq  q;         /* its messages not yet delivered */
-	void           *path[RMQ_PATH_COUNT]; /* each path's state for it */
+	const struct rmq_link_ops *link; /* the link it is reached on
+	                                  * (link/link.h) */
+	void           *path[RMQ_PATHS]; /* each row's state for it */
+	struct rmq_bpeer *bat;     /* coalescing's state for it (batch.c) */
 	void           *pat;       /* the pattern's state for it */
 	/* Whoever made it hears of its death or end (dial.c: its connect
 	 * tries again), once; NULL: nobody. */
@@ -106,15 +98,10 @@ struct rmq_peers {
 	int               n;     /* slots in use (live or draining) */
 	int               nlive;
 	bool              lost;  /* a peer died: report once */
-	/* Whether every live peer is on the local path, as last counted
-	 * (rmq_peers_local_only), and what it was counted at: nlive and
-	 * local_gen, which the local path bumps when a peer's local flag
-	 * changes. */
-	bool              only_local;
-	int               only_live;
-	unsigned          only_gen, local_gen;
 };
 
+struct rmq_bpeer;
+struct rmq_link_ops;
 struct rmq_socket;
 struct rmq_tx;
 
@@ -153,9 +140,6 @@ void rmq_peers_destroy_all(struct rmq_socket *s);
 
 /* Walking the table: the peer in slot i (i < s->peers.cap), or NULL. */
 struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
-/* Every live peer of socket owner (at least one) takes the local path:
- * a reactor's mem_only. */
-bool rmq_peers_local_only(void *owner);
 /* Which peers rmq_peer_next picks. */
 enum rmq_pick {
 	RMQ_PICK_USABLE,   /* LIVE */

@@ -49,7 +49,6 @@
 #include "ctx.h"
 #include "msg.h"
 #include "paths/batch.h"
-#include "link/local.h"
 #include "link/local_peer.h"
 #include "link/local_ring.h"
 #include "paths/path.h"
@@ -64,10 +63,12 @@ rmq_local_wake(struct rmq_socket *s, struct local_peer *lp)
 {
 	char b = 1;
 
-	if (s->local == NULL)
+	struct rmq_local *l = local_sock(s);
+
+	if (l == NULL)
 		return; /* closing: the socket's part went first */
 	/* EAGAIN: its socket holds wakes already; others: it is gone. */
-	(void) sendto(s->local->wfd, &b, 1, MSG_DONTWAIT,
+	(void) sendto(l->wfd, &b, 1, MSG_DONTWAIT,
 	              (const struct sockaddr *) &lp->wake, lp->wake_len);
 }
 
@@ -130,11 +131,11 @@ rx_free(struct rmq_socket *s, struct local_peer *lp)
 	if (lp->rx_fd >= 0)
 		close(lp->rx_fd);
 	lp->rx_fd = -1;
-	if (s->local == NULL)
+	if (local_sock(s) == NULL)
 		return; /* the socket's part went first (rmq_close) */
-	poll_del(s->local, lp);
-	s->local->nrings--;
-	s->reactor.mem_on = s->local->npoll > 0;
+	poll_del(local_sock(s), lp);
+	local_sock(s)->nrings--;
+	s->reactor.mem_on = local_sock(s)->npoll > 0;
 }
 
 /* ---- handshake ---- */
@@ -149,7 +150,7 @@ rmq_local_miss_level(const struct rmq_socket *s)
 static bool
 local_wanted(const struct rmq_socket *s)
 {
-	return s->local != NULL &&
+	return local_sock(s) != NULL &&
 	       (s->paths.force < 0 || s->paths.force == RMQ_PATH_LOCAL);
 }
 
@@ -166,7 +167,7 @@ local_hello_out(struct rmq_socket *s, struct rmq_peer *p,
 	lp = local_get(p);
 	if (lp == NULL || lp->known < 0)
 		return;
-	if (lp->rx.h == NULL && s->local->nrings < s->ctx->cfg.local_peers) {
+	if (lp->rx.h == NULL && local_sock(s)->nrings < s->ctx->cfg.local_peers) {
 		rc = rmq_lring_make(&lp->rx, s->ctx->cfg.local_ring,
 		                    &lp->rx_fd);
 		lp->head = lp->freed = 0;
@@ -174,17 +175,18 @@ local_hello_out(struct rmq_socket *s, struct rmq_peer *p,
 			rmq_log(RMQ_LOG_WARN, "%s: no local ring: %s", p->name,
 			        strerror(-rc));
 		else
-			s->local->nrings++;
+			local_sock(s)->nrings++;
 	}
 	/* A binder knows by now (its HELLO came first): poll ours. */
-	if (lp->known > 0 && lp->rx.h != NULL && poll_add(s->local, lp) == 0)
+	if (lp->known > 0 && lp->rx.h != NULL &&
+	    poll_add(local_sock(s), lp) == 0)
 		s->reactor.mem_on = true;
 	h->features |= RMQ_FEAT_LOCAL;
 	memcpy(h->host, me->boot, sizeof(h->host));
 	h->host_name = me->name;
 	h->uid       = (uint32_t) getuid();
 	h->pid       = (uint32_t) getpid();
-	h->lefd      = s->local->wid;
+	h->lefd      = local_sock(s)->wid;
 	h->lflags    = (lp->tx.h != NULL ? RMQ_LOCAL_F_MAPPED : 0) |
 	               RMQ_LOCAL_F_SHARE;
 	if (lp->rx.h != NULL) {
@@ -222,7 +224,7 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	rmq_wake_name(&lp->wake, &lp->wake_len, h->pid, h->lefd);
 	/* It writes ours (if we made one) once it has mapped it: poll ours
 	 * from now; until it writes, that costs a load. */
-	if (lp->rx.h != NULL && poll_add(s->local, lp) == 0)
+	if (lp->rx.h != NULL && poll_add(local_sock(s), lp) == 0)
 		s->reactor.mem_on = true;
 	if (h->lfd == 0 || lp->tx.h != NULL)
 		return 0;
@@ -243,9 +245,9 @@ local_hello_in(struct rmq_socket *s, struct rmq_peer *p,
 	 * behind one that waits to be taken, whatever the skip at the end
 	 * (64 KiB by the ring, not rendezvous, in the default 512 KiB:
 	 * faster, measured, docs/INTERNALS.md §17, "the local path"). */
-	p->local_max = lp->tx.size / 4 - RMQ_HDR_SIZE;
-	p->local     = true;
-	s->peers->local_gen++;
+	lp->max = lp->tx.size / 4 - RMQ_HDR_SIZE;
+	p->link = &rmq_link_local;
+	local_sock(s)->gen++;
 	rmq_log(RMQ_LOG_DEBUG, "%s: local path (%u-byte ring)", p->name,
 	        lp->tx.size);
 	return 0;
@@ -288,8 +290,8 @@ local_bad(struct rmq_socket *s, struct local_peer *lp, const char *why)
 {
 	s->stats.proto_errors++;
 	rmq_log(RMQ_LOG_WARN, "bad local ring from %s: %s", lp->p->name, why);
-	poll_del(s->local, lp); /* nothing more from it */
-	s->reactor.mem_on = s->local->npoll > 0;
+	poll_del(local_sock(s), lp); /* nothing more from it */
+	s->reactor.mem_on = local_sock(s)->npoll > 0;
 	rmq_peer_fail(s, lp->p, -RMQ_EPROTO, why);
 }
 
@@ -463,10 +465,10 @@ quiet(const struct local_peer *lp)
 }
 
 static int
-mem_poll(void *owner)
+rings_poll(void *owner)
 {
 	struct rmq_socket *s = owner;
-	struct rmq_local  *l = s->local;
+	struct rmq_local  *l = local_sock(s);
 	struct local_peer *lp;
 	struct rmq_peer   *p;
 	int                i = 0, n, total = 0;
@@ -491,10 +493,10 @@ mem_poll(void *owner)
 /* Before the reactor blocks: wake me.  Records already there: 1 (then it
  * does not block). */
 static int
-mem_arm(void *owner)
+rings_arm(void *owner)
 {
 	struct rmq_socket *s = owner;
-	struct rmq_local  *l = s->local;
+	struct rmq_local  *l = local_sock(s);
 	struct local_peer *lp;
 	int                i, more = 0;
 
@@ -516,38 +518,74 @@ static void
 wake_ready(struct rmq_source *src, short revents, void *owner)
 {
 	struct rmq_socket *s = owner;
+	struct rmq_local  *l = local_sock(s);
 	char               b[64];
 	int                i;
 
 	RMQ_UNUSED(src);
 	RMQ_UNUSED(revents);
-	while (recv(s->local->wfd, b, sizeof(b), MSG_DONTWAIT) > 0)
+	while (recv(l->wfd, b, sizeof(b), MSG_DONTWAIT) > 0)
 		;
 	/* Armed again at once: at every moment either a ring is armed or
 	 * a wake waits in the socket, so RMQ_FD and every sleep on the
 	 * sources see a write we have not taken (a stream costs its writer
 	 * one wake per look at this socket, about one a millisecond). */
-	for (i = 0; i < s->local->npoll; i++)
-		rmq_lring_arm(&s->local->poll[i]->rx);
+	for (i = 0; i < l->npoll; i++)
+		rmq_lring_arm(&l->poll[i]->rx);
 }
 
 /* ---- the peer's life, the socket's ---- */
+
+/* p leaves this link: back on the socket's first (its endpoint). */
+static void
+link_leave(struct rmq_socket *s, struct rmq_peer *p)
+{
+	if (!local_on(p))
+		return;
+	p->link = s->link0;
+	if (local_sock(s) != NULL)
+		local_sock(s)->gen++;
+}
+
+/* Every live peer of the socket (at least one) is on this link: the
+ * reactor's mem_only (then it reads the CQ less often). */
+static bool
+local_only(void *owner)
+{
+	struct rmq_socket *s = owner;
+	struct rmq_local  *l = local_sock(s);
+	struct rmq_peer   *p;
+	int                i, n = 0;
+
+	if (l == NULL)
+		return false;
+	if (l->only_live != s->peers->nlive || l->only_gen != l->gen) {
+		for (i = 0; i < s->peers->hi; i++) {
+			p = rmq_peer_at(s, i);
+			n += p != NULL && p->state == RMQ_PEER_LIVE &&
+			     local_on(p);
+		}
+		l->only      = n > 0 && n == s->peers->nlive;
+		l->only_live = s->peers->nlive;
+		l->only_gen  = l->gen;
+	}
+	return l->only;
+}
 
 static void
 local_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct local_peer *lp = local_of(p);
 
-	p->local = false;
-	s->peers->local_gen++;
+	link_leave(s, p);
 	rmq_batch_hold(s, p, false);
 	if (lp == NULL)
 		return;
 	rmq_lring_unmap(&lp->tx);
-	if (s->local == NULL)
+	if (local_sock(s) == NULL)
 		return;
-	poll_del(s->local, lp);
-	s->reactor.mem_on = s->local->npoll > 0;
+	poll_del(local_sock(s), lp);
+	s->reactor.mem_on = local_sock(s)->npoll > 0;
 }
 
 static void
@@ -557,8 +595,7 @@ local_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 
 	if (lp == NULL)
 		return;
-	p->local = false;
-	s->peers->local_gen++;
+	link_leave(s, p);
 	rmq_lring_unmap(&lp->tx);
 	rx_free(s, lp);
 	free(lp);
@@ -579,7 +616,7 @@ local_sock_init(struct rmq_socket *s)
 	struct rmq_local  *l;
 	int                i, rc;
 
-	if (!local_enabled(s) || s->local != NULL)
+	if (!local_enabled(s) || local_sock(s) != NULL)
 		return 0;
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
@@ -600,12 +637,10 @@ local_sock_init(struct rmq_socket *s)
 	rc = rmq_source_add(&s->reactor, &l->src, l->wfd, wake_ready);
 	if (rc != 0)
 		goto fail;
-	s->local              = l;
-	s->local_put          = rmq_local_put;
-	s->local_flush        = rmq_local_flush;
-	s->reactor.mem_poll = mem_poll;
-	s->reactor.mem_arm  = mem_arm;
-	s->reactor.mem_only = rmq_peers_local_only;
+	s->ps->row[RMQ_PATH_LOCAL] = l;
+	s->reactor.mem_poll    = rings_poll;
+	s->reactor.mem_arm     = rings_arm;
+	s->reactor.mem_only    = local_only;
 	return 0;
 fail:
 	rmq_log(RMQ_LOG_WARN, "local path off: its wake socket: %s",
@@ -619,7 +654,7 @@ fail:
 static void
 local_sock_fini(struct rmq_socket *s)
 {
-	struct rmq_local *l = s->local;
+	struct rmq_local *l = local_sock(s);
 
 	if (l == NULL)
 		return;
@@ -628,12 +663,67 @@ local_sock_fini(struct rmq_socket *s)
 	close(l->wfd);
 	free(l->poll);
 	free(l);
-	s->local = NULL;
+	s->ps->row[RMQ_PATH_LOCAL] = NULL;
 }
 
+
+/* For rmq_info: what this link does here. */
+static size_t
+pow2_floor(size_t v)
+{
+	while ((v & (v - 1)) != 0)
+		v &= v - 1;
+	return v;
+}
+
+static bool
+local_describe(const struct rmq_caps *c, const struct rmq_config *cfg,
+               char *buf, size_t len)
+{
+	size_t ring = pow2_floor(cfg->local_ring);
+
+	snprintf(buf, len, "peers on this host, any provider (local.enabled "
+	         "%s, a %zu-byte ring for messages up to %zu bytes, larger "
+	         "ones read from the sender's memory%s)",
+	         cfg->local == RMQ_CFG_LOCAL_AUTO ? "auto"
+	         : cfg->local == RMQ_CFG_LOCAL_ON ? "true"
+	                                          : "false",
+	         ring, ring / 4 - RMQ_HDR_SIZE,
+	         c->rma_read ? "" : " -- not on this provider, which has no "
+	                            "remote reads");
+	return cfg->local != RMQ_CFG_LOCAL_OFF;
+}
+
+/*
+ * The row for len bytes to p: its ring up to what the ring takes, larger
+ * messages read out of our memory where the domain can serve the
+ * fallback, else the endpoint's rows (their control messages still come
+ * through the ring, in order).  A forced path leaves the choice to the
+ * table.
+ */
+static int
+local_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
+{
+	const struct local_peer *lp = local_of(p);
+
+	if (s->paths.force < 0 && (len <= lp->max || rmq_local_big(s)))
+		return RMQ_PATH_LOCAL;
+	return rmq_link_fabric.choose(s, p, len);
+}
+
+const struct rmq_link_ops rmq_link_local = {
+	.name     = "local",
+	.flags    = RMQ_LINK_F_HOST,
+	.choose   = local_choose,
+	.send_now = rmq_local_send_now,
+	.put      = rmq_local_put,
+	.flush    = rmq_local_flush,
+};
+
 const struct rmq_path_ops rmq_path_local = {
-	.id        = RMQ_PATH_LOCAL,
-	.name      = "local",
+	.flags     = RMQ_ROW_F_OWN_HOLD,
+	.rts_flag  = RMQ_RTS_F_CMA,
+	.describe  = local_describe,
 	.rx_types  = (1u << RMQ_MT_HELP) | (1u << RMQ_MT_HELPED),
 	.on_rx     = rmq_local_on_rx,
 	.can_carry = rmq_local_can_carry,

@@ -16,7 +16,6 @@
 
 #include "conn/peer.h"
 #include "ctx.h"
-#include "link/local.h"
 #include "link/local_peer.h"
 #include "paths/path.h"
 #include "paths/rndv.h"
@@ -28,16 +27,6 @@
 #include "wire.h"
 
 /* ---- large messages: one copy, out of the sender's memory ---- */
-
-/* Larger than the ring takes: an RTS through the ring, and the peer
- * reads the payload from our memory in one copy; the key it also gets
- * lets it fi_read instead where the kernel says no (ptrace rules), so
- * only a domain with remote reads sends them this way. */
-bool
-rmq_local_big(const struct rmq_socket *s)
-{
-	return s->dom->caps.rma_read;
-}
 
 /*
  * len bytes between our mine and pid's theirs, by process_vm_readv (into

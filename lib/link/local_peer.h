@@ -14,8 +14,12 @@
 #include <sys/un.h>
 
 #include "conn/peer.h"
+#include "ctx.h"
+#include "link/link.h"
 #include "link/local_ring.h"
+#include "paths/path.h"
 #include "progress.h"
+#include "socket.h"
 
 struct rmq_out;
 struct rmq_rx;
@@ -64,6 +68,8 @@ struct local_peer {
 	 * one copy [1], and how many went each way. */
 	double           mid_rate[2];
 	uint64_t         mid_n[2];
+	size_t           max;    /* largest payload its ring takes; the
+	                          * peer is on this link once it is set */
 };
 
 /* The socket's. */
@@ -75,7 +81,28 @@ struct rmq_local {
 	struct local_peer **poll;
 	int                npoll, cap;
 	int                nrings; /* rings of ours made (local.peers) */
+	/* Whether every live peer is on this link, as last counted
+	 * (local_only), and what it was counted at: the socket's live peers
+	 * and gen, bumped when a peer joins or leaves the link. */
+	bool               only;
+	int                only_live;
+	unsigned           only_gen, gen;
 };
+
+extern const struct rmq_link_ops rmq_link_local;
+
+/* The socket's part (NULL: local.enabled is off, or it closed). */
+static inline struct rmq_local *
+local_sock(const struct rmq_socket *s)
+{
+	return s->ps->row[RMQ_PATH_LOCAL];
+}
+
+static inline bool
+local_on(const struct rmq_peer *p)
+{
+	return p->link == &rmq_link_local;
+}
 
 static inline struct local_peer *
 local_of(const struct rmq_peer *p)
@@ -101,6 +128,34 @@ local_rate_pick(bool best, uint64_t n, unsigned probe)
 {
 	return n % probe == 0 ? !best : best;
 }
+
+/*
+ * Put a message of na + nb bytes (a: its header, or all of it) into p's
+ * ring, waiting for room as w allows: 0, or -error.  The link's put:
+ * tx.c hands every two-sided message to a peer on this link here.
+ */
+int rmq_local_put(struct rmq_socket *s, struct rmq_peer *p,
+                  struct rmq_waiter *w, const void *a, size_t na,
+                  const void *b, size_t nb);
+
+/* Larger than the ring takes: an RTS through the ring, and the peer
+ * reads the payload from our memory in one copy; the key it also gets
+ * lets it fi_read instead where the kernel says no (ptrace rules), so
+ * only a domain with remote reads sends them this way. */
+static inline bool
+rmq_local_big(const struct rmq_socket *s)
+{
+	return s->dom->caps.rma_read;
+}
+
+/* The link's flush: publish what p's ring holds unpublished (coalesced
+ * records), so that the reader sees them now. */
+void rmq_local_flush(struct rmq_socket *s, struct rmq_peer *p);
+
+/* The link's short way: a small message to a peer with credit and room,
+ * at once: 0, or 1 when the general path must take it. */
+int rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p,
+                       const void *buf, size_t len, uint32_t msgid);
 
 /* How loud a same-host peer that cannot have all of the path is
  * (local.c): local.enabled true asked for it, auto only allows it. */

@@ -11,7 +11,6 @@
 
 #include "conn/peer.h"
 #include "paths/batch.h"
-#include "link/local.h"
 #include "link/local_peer.h"
 #include "link/local_ring.h"
 #include "paths/path.h"
@@ -67,9 +66,7 @@ local_commit(struct rmq_socket *s, struct local_peer *lp, int64_t off,
 		lp->gate_len = len;
 	}
 	rmq_lring_commit(&lp->tx, &lp->tail, off, len, lp->gate != off);
-	if (hold)
-		rmq_batch_hold(s, lp->p, true);
-	else
+	if (!hold || !rmq_batch_hold(s, lp->p, true))
 		local_publish(s, lp);
 }
 
@@ -190,10 +187,11 @@ local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
            size_t len)
 {
 	int64_t now;
+	int64_t window = rmq_batch_window(s);
 
-	if (!s->coalesce)
+	if (window == 0)
 		return false;
-	if (p->lheld)
+	if (rmq_batch_held(p))
 		return lp->tail - lp->ptail + rmq_lring_rec(RMQ_HDR_SIZE + len) <=
 		       LOCAL_HOLD;
 	if (p->heard) {
@@ -203,7 +201,7 @@ local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
 		return false;
 	}
 	now = rmq_now_ns();
-	if (now - p->last_tx < s->coalesce_ns &&
+	if (now - p->last_tx < window &&
 	    rmq_lring_rec(RMQ_HDR_SIZE + len) <= LOCAL_HOLD) {
 		p->last_tx = now; /* the flusher's window starts here */
 		return true;
@@ -216,15 +214,15 @@ int
 rmq_local_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
                 char *why, size_t whylen)
 {
-	if (!p->local) {
+	if (!local_on(p)) {
 		snprintf(why, whylen, "%s is not on this host's local path",
 		         p->name);
 		return -RMQ_ENOTSUP;
 	}
-	if (len <= p->local_max || rmq_local_big(s))
+	if (len <= local_of(p)->max || rmq_local_big(s))
 		return 0;
 	snprintf(why, whylen, "path local carries at most %zu bytes to %s, "
-	         "not %zu", p->local_max, p->name, len);
+	         "not %zu", local_of(p)->max, p->name, len);
 	return -RMQ_EMSGSIZE;
 }
 
@@ -240,12 +238,12 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 	bool               mid = false;
 	int                rc;
 
-	if (o->len <= p->local_max && lp != NULL && lp->tx.h != NULL &&
+	if (o->len <= lp->max && lp->tx.h != NULL &&
 	    mid_by_cma(s, lp, o->len, rmq_rndv_waits(o, flags))) {
 		mid = true;
 		t0  = rmq_now_ns();
 	}
-	if (o->len > p->local_max || mid) {
+	if (o->len > lp->max || mid) {
 		static const struct rmq_rndv_how cma = {
 			.path      = RMQ_PATH_LOCAL,
 			.rts_flags = RMQ_RTS_F_CMA,
@@ -297,10 +295,10 @@ rmq_local_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 	int64_t            t0;
 	bool               hold, mid = false;
 
-	if (len > p->local_max || (uint64_t) len > p->maxmsg ||
+	if (len > lp->max || (uint64_t) len > p->maxmsg ||
 	    p->state != RMQ_PEER_LIVE || p->credits == 0 ||
-	    s->inflight >= s->sndhwm || p->bat != NULL ||
-	    s->paths.force >= 0 || lp == NULL || lp->tx.h == NULL)
+	    s->inflight >= s->sndhwm || rmq_batch_open(p) ||
+	    s->paths.force >= 0 || lp->tx.h == NULL)
 		return 1;
 	/* A copy that may wait (the general path asks again, with its
 	 * flags). */

@@ -1,61 +1,52 @@
 /*
- * Coalescing (batch.h): several small messages to one peer in one BATCH.
+ * Coalescing (batch.h): several small messages to one peer in one batch.
  *
  * The batch is a tx slot being filled: header (written when it leaves),
  * then items of 8 bytes (length, msgid) and the payload, padded to 8.
- * It lands in the receiver's slab like an eager message, and each item
- * becomes a queued message pointing into the slab, holding a reference.
+ * It lands in the receiver's slab (BATCH) or ring (RBATCH) like a single
+ * message of its row, and each item becomes a queued message pointing
+ * into it, holding a reference.
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
 #include "conn/peer.h"
 #include "ctx.h"
-#include "ep.h"
+#include "link/link.h"
 #include "paths/batch.h"
 #include "paths/path.h"
-#include "paths/ring.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
 #include "util.h"
 
-/* What a batch into p's slabs (BATCH) may carry after its header. */
-static size_t
-eager_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+static struct rmq_bsock *
+bsock(struct rmq_socket *s)
 {
-	size_t cap = s->tx->slot - RMQ_HDR_SIZE;
-
-	return cap < p->eager_max ? cap : p->eager_max;
+	return &s->ps->bat;
 }
 
-/*
- * What a batch into p's ring (RBATCH) may carry now; 0: none.  Only where
- * the table has a ring range (tcp: the domain orders writes with sends)
- * and p takes RBATCH.  A ring message is one RMA write, which
- * tcp;ofi_rxm does not cut at its buffer size as it does two-sided sends
- * (8 KiB here: FI_OFI_RXM_BUFFER_SIZE), so a batch may hold a quarter of
- * the ring (68 KiB by default) -- as much of it as is free.
- */
+/* The row that would carry a batch opened to p now (the one that takes
+ * more), and what that batch may carry after its header; 0: none. */
 static size_t
-ring_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+next_cap(const struct rmq_socket *s, const struct rmq_peer *p, int *row)
 {
-	if (!s->paths.ring || s->paths.ring_max <= s->paths.eager_max)
-		return 0;
-	return rmq_ring_batch_cap(s, p);
-}
+	size_t best = 0, c;
+	int    i;
 
-/* What the batch p would open now may carry after its header; *ring:
- * whether it goes into p's ring (when that holds more). */
-static size_t
-next_cap(const struct rmq_socket *s, const struct rmq_peer *p, bool *ring)
-{
-	size_t r = ring_cap(s, p), e = eager_cap(s, p);
-
-	*ring = r > e;
-	return *ring ? r : e;
+	*row = -1;
+	for (i = 0; i < RMQ_PATHS; i++) {
+		if (s->path_ops[i]->batch_cap == NULL)
+			continue;
+		c = s->path_ops[i]->batch_cap(s, p);
+		if (c > best || *row < 0) {
+			best = c;
+			*row = i;
+		}
+	}
+	return best;
 }
 
 /* What one batch to p may carry after its header: the open one's, or the
@@ -63,9 +54,9 @@ next_cap(const struct rmq_socket *s, const struct rmq_peer *p, bool *ring)
 static size_t
 batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 {
-	bool ring;
+	int row;
 
-	return p->bat != NULL ? p->bat_cap : next_cap(s, p, &ring);
+	return rmq_batch_open(p) ? p->bat->cap : next_cap(s, p, &row);
 }
 
 /*
@@ -78,30 +69,81 @@ static void
 batch_after(void *owner)
 {
 	struct rmq_socket *s   = owner;
+	struct rmq_bsock  *bs  = bsock(s);
 	int64_t            now = s->reactor.waiting > 0 ? 0 : rmq_now_ns();
 	struct rmq_peer   *p;
 	int                i;
 
-	for (i = 0; s->nbat > 0 && i < s->peers->hi; i++) {
+	for (i = 0; bs->nopen > 0 && i < s->peers->hi; i++) {
 		p = rmq_peer_at(s, i);
-		if (p != NULL && p->bat != NULL &&
-		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
+		if (p == NULL || p->bat == NULL ||
+		    (now != 0 && now - p->last_tx < bs->window_ns))
+			continue;
+		if (p->bat->tx != NULL)
 			(void) rmq_batch_flush(s, p, NULL);
-		if (p != NULL && p->lheld &&
-		    (now == 0 || now - p->last_tx >= s->coalesce_ns))
-			s->local_flush(s, p); /* paths/local.c */
+		if (p->bat->held)
+			p->link->flush(s, p); /* what the link holds back */
 	}
 }
 
 int
 rmq_batch_sock_init(struct rmq_socket *s)
 {
-	int hook = rmq_reactor_after(&s->reactor, batch_after);
+	struct rmq_bsock *bs   = bsock(s);
+	int               hook = rmq_reactor_after(&s->reactor, batch_after);
 
 	if (hook < 0)
 		return hook;
-	s->bat_hook = hook;
-	s->nbat     = 0;
+	bs->hook      = hook;
+	bs->nopen     = 0;
+	bs->on        = s->ctx->cfg.coalesce != 0;
+	bs->window_ns = (int64_t) s->ctx->cfg.coalesce_us * 1000;
+	return 0;
+}
+
+bool
+rmq_batch_idle(const struct rmq_socket *s)
+{
+	return s->ps->bat.nopen == 0;
+}
+
+int64_t
+rmq_batch_window(const struct rmq_socket *s)
+{
+	return s->ps->bat.on ? s->ps->bat.window_ns : 0;
+}
+
+/* p's state, made at its handshake; NULL: no memory (nothing coalesced
+ * to it, nothing held back for it). */
+static struct rmq_bpeer *
+bpeer(struct rmq_peer *p)
+{
+	if (p->bat == NULL)
+		p->bat = calloc(1, sizeof(*p->bat));
+	return p->bat;
+}
+
+/* Every peer may coalesce to us; we to those that say they take it. */
+void
+rmq_batch_hello_out(struct rmq_socket *s, struct rmq_peer *p,
+                    struct rmq_hello *h)
+{
+	RMQ_UNUSED(s);
+	(void) bpeer(p);
+	h->features |= RMQ_FEAT_BATCH;
+}
+
+int
+rmq_batch_hello_in(struct rmq_socket *s, struct rmq_peer *p,
+                   const struct rmq_hello *h, char *why, size_t whylen)
+{
+	struct rmq_bpeer *b = bpeer(p);
+
+	RMQ_UNUSED(s);
+	RMQ_UNUSED(why);
+	RMQ_UNUSED(whylen);
+	if (b != NULL)
+		b->can = (h->features & RMQ_FEAT_BATCH) != 0;
 	return 0;
 }
 
@@ -109,75 +151,82 @@ bool
 rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
                 size_t len, int64_t *now)
 {
-	if (p->bat != NULL)
+	const struct rmq_bsock *bs = bsock(s);
+	const struct rmq_bpeer *b  = p->bat;
+
+	if (b == NULL)
+		return false;
+	if (b->tx != NULL)
 		return len <= RMQ_BATCH_ITEM_MAX;
-	if (!s->coalesce || !p->can_batch || p->heard ||
-	    len > RMQ_BATCH_ITEM_MAX || s->paths.force >= 0 ||
-	    (path != RMQ_PATH_INJECT && path != RMQ_PATH_EAGER &&
-	     path != RMQ_PATH_RING))
+	if (!bs->on || !b->can || p->heard || len > RMQ_BATCH_ITEM_MAX ||
+	    s->paths.force >= 0 ||
+	    !(s->path_ops[path]->flags & RMQ_ROW_F_COALESCE))
 		return false;
 	*now = rmq_now_ns();
-	return *now - p->last_tx < s->coalesce_ns;
+	return *now - p->last_tx < bs->window_ns;
+}
+
+/* One more peer with a batch open or records held (d 1), or one less. */
+static void
+count_open(struct rmq_socket *s, int d)
+{
+	struct rmq_bsock *bs = bsock(s);
+
+	if (d > 0 && bs->nopen++ == 0)
+		rmq_reactor_arm(&s->reactor, bs->hook, true);
+	if (d < 0 && --bs->nopen == 0)
+		rmq_reactor_arm(&s->reactor, bs->hook, false);
+	rmq_thread_batch(&s->ctx->progress, d);
 }
 
 static void
 batch_opened(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx)
 {
-	p->bat_cap  = (uint32_t) next_cap(s, p, &p->bat_ring);
-	p->bat      = tx;
-	p->bat_n    = 0;
-	p->bat_used = 0;
-	if (s->nbat++ == 0)
-		rmq_reactor_arm(&s->reactor, s->bat_hook, true);
-	rmq_thread_batch(&s->ctx->progress, 1);
+	struct rmq_bpeer *b = p->bat;
+
+	b->cap  = (uint32_t) next_cap(s, p, &b->row);
+	b->tx   = tx;
+	b->n    = 0;
+	b->used = 0;
+	count_open(s, 1);
 }
 
-/* p has local records not yet published (link/local.c): the after-pass
- * hook and the flusher see it as an open batch. */
-void
+bool
 rmq_batch_hold(struct rmq_socket *s, struct rmq_peer *p, bool held)
 {
-	if (p->lheld == held)
-		return;
-	p->lheld = held;
-	if (held && s->nbat++ == 0)
-		rmq_reactor_arm(&s->reactor, s->bat_hook, true);
-	if (!held && --s->nbat == 0)
-		rmq_reactor_arm(&s->reactor, s->bat_hook, false);
-	rmq_thread_batch(&s->ctx->progress, held ? 1 : -1);
+	struct rmq_bpeer *b = held ? bpeer(p) : p->bat;
+
+	if (b == NULL)
+		return !held;
+	if (b->held != held) {
+		b->held = held;
+		count_open(s, held ? 1 : -1);
+	}
+	return true;
 }
 
 static void
 batch_closed(struct rmq_socket *s, struct rmq_peer *p)
 {
-	p->bat = NULL;
-	if (--s->nbat == 0)
-		rmq_reactor_arm(&s->reactor, s->bat_hook, false);
-	rmq_thread_batch(&s->ctx->progress, -1);
+	p->bat->tx = NULL;
+	count_open(s, -1);
 }
 
 /* One post of p's batch: 0, -FI_EAGAIN (still open), or -error. */
 static int
 flush_once(struct rmq_socket *s, struct rmq_peer *p)
 {
-	struct rmq_tx *tx = p->bat;
-	struct rmq_hdr h;
-	ssize_t        rc;
+	struct rmq_bpeer          *b   = p->bat;
+	const struct rmq_path_ops *row = s->path_ops[b->row];
+	struct rmq_tx             *tx  = b->tx;
+	struct rmq_hdr             h;
+	int                        rc;
 
 	if (p->state == RMQ_PEER_DEAD)
 		return -RMQ_ECONNRESET;
-	rmq_hdr_fill(&h, p, p->bat_ring ? RMQ_MT_RBATCH : RMQ_MT_BATCH,
-	             p->bat_n, p->bat_used);
+	rmq_hdr_fill(&h, p, row->batch_mt, b->n, b->used);
 	rmq_hdr_encode(tx->buf, &h);
-	if (p->bat_ring) {
-		rc = rmq_ring_batch_post(s, p, tx, RMQ_HDR_SIZE + p->bat_used);
-	} else {
-		rc = rmq_strict_desc(s, tx->desc, "fi_send");
-		if (rc == 0)
-			rc = fi_send(rmq_peer_ep(s, p), tx->buf,
-			             RMQ_HDR_SIZE + p->bat_used, tx->desc,
-			             p->fiaddr, &tx->op.fctx);
-	}
+	rc = row->batch_post(s, p, tx, RMQ_HDR_SIZE + b->used);
 	if (rc != 0) {
 		p->owed += h.credits;
 		if (rc == 1) /* no room in p's ring yet */
@@ -186,10 +235,9 @@ flush_once(struct rmq_socket *s, struct rmq_peer *p)
 			s->stats.eagain++;
 			return -FI_EAGAIN;
 		}
-		rmq_log(RMQ_LOG_ERROR, "%s (batch) to %s: %s",
-		        p->bat_ring ? "fi_writedata" : "fi_send", p->name,
-		        fi_strerror((int) -rc));
-		return (int) rc;
+		rmq_log(RMQ_LOG_ERROR, "a batch (%s) to %s: %s",
+		        rmq_path_name(b->row), p->name, fi_strerror(-rc));
+		return rc;
 	}
 	tx->peer = p;
 	p->pending++;
@@ -210,7 +258,7 @@ flushed(void *arg)
 	struct flush_wait *f = arg;
 	int                rc;
 
-	if (f->p->bat == NULL)
+	if (!rmq_batch_open(f->p))
 		return 1; /* a progress pass sent it */
 	rc = flush_once(f->s, f->p);
 	return rc == 0 ? 1 : rc == -FI_EAGAIN ? 0 : rc;
@@ -223,7 +271,7 @@ rmq_batch_flush(struct rmq_socket *s, struct rmq_peer *p,
 	struct flush_wait f = {s, p};
 	int               rc;
 
-	if (p->bat == NULL)
+	if (!rmq_batch_open(p))
 		return 0;
 	rc = flush_once(s, p);
 	if (rc != -FI_EAGAIN || w == NULL)
@@ -237,25 +285,27 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
               const struct rmq_out *o, uint32_t msgid, int64_t now,
               struct rmq_waiter *w)
 {
-	size_t         item = rmq_batch_item_size(o->len);
-	struct rmq_tx *tx;
-	uint8_t       *b;
-	int            rc;
+	struct rmq_bpeer *b    = p->bat;
+	size_t            item = rmq_batch_item_size(o->len);
+	struct rmq_tx    *tx;
+	uint8_t          *at;
+	int               rc;
 
-	if (p->bat != NULL && p->bat_used + item > batch_cap(s, p)) {
+	if (b->tx != NULL && b->used + item > batch_cap(s, p)) {
 		rc = rmq_batch_flush(s, p, w);
 		if (rc != 0)
 			return rc;
 	}
 	if (item > batch_cap(s, p))
 		return 1; /* cannot be coalesced to this peer at all */
-	if (p->bat == NULL) {
-		/* Every slot in flight: a message that would go by inject
-		 * goes alone (it needs no slot, and slots held by sends to a
-		 * peer that died may come back late); others wait for one, as
-		 * they would alone -- and batched, they save a syscall each
-		 * on tcp.  Unless the caller may not wait. */
-		if (s->tx->free == NULL && path == RMQ_PATH_INJECT)
+	if (b->tx == NULL) {
+		/* Every slot in flight: a message whose row needs none goes
+		 * alone (slots held by sends to a peer that died may come
+		 * back late); others wait for one, as they would alone --
+		 * and batched, they save a syscall each on tcp.  Unless the
+		 * caller may not wait. */
+		if (!rmq_tx_free_any(s) &&
+		    (s->path_ops[path]->flags & RMQ_ROW_F_NO_SLOT))
 			return 1;
 		rc = rmq_tx_get(s, p, w, &tx);
 		if (rc == -RMQ_EAGAIN)
@@ -264,24 +314,23 @@ rmq_batch_add(struct rmq_socket *s, struct rmq_peer *p, int path,
 			return rc;
 		batch_opened(s, p, tx);
 	}
-	b = p->bat->buf + RMQ_HDR_SIZE + p->bat_used;
-	rmq_put32(b, (uint32_t) o->len);
-	rmq_put32(b + 4, msgid);
+	at = b->tx->buf + RMQ_HDR_SIZE + b->used;
+	rmq_put32(at, (uint32_t) o->len);
+	rmq_put32(at + 4, msgid);
 	if (o->len > 0)
-		rmq_copy(b + RMQ_BATCH_ITEM_HDR, o->buf, o->len);
+		rmq_copy(at + RMQ_BATCH_ITEM_HDR, o->buf, o->len);
 	if (item > RMQ_BATCH_ITEM_HDR + o->len)
-		memset(b + RMQ_BATCH_ITEM_HDR + o->len, 0,
+		memset(at + RMQ_BATCH_ITEM_HDR + o->len, 0,
 		       item - RMQ_BATCH_ITEM_HDR - o->len);
-	p->bat_used += (uint32_t) item;
-	p->bat_n++;
+	b->used += (uint32_t) item;
+	b->n++;
 	if (now != 0)
 		p->last_tx = now;
-	rmq_tx_sent(s, p, p->bat_ring ? RMQ_PATH_RING : RMQ_PATH_EAGER,
-	            o->len);
+	rmq_tx_sent(s, p, b->row, o->len);
 	s->stats.coalesced++;
 	rmq_msg_free(o->msg); /* copied in */
 	/* Full (no room for another empty message): it goes now. */
-	if (p->bat_used + RMQ_BATCH_ITEM_HDR > batch_cap(s, p))
+	if (b->used + RMQ_BATCH_ITEM_HDR > batch_cap(s, p))
 		(void) rmq_batch_flush(s, p, NULL);
 	return 0;
 }
@@ -292,8 +341,8 @@ rmq_batch_sent_alone(struct rmq_peer *p, int64_t now)
 	/* now 0: rmq_batch_takes did not look (a reply, or the first send
 	 * after news from p), and reading the clock for it would cost
 	 * every ping-pong message a clock read: "long ago" instead, so the
-	 * next send
-	 * looks and goes alone, and a stream packs from its third. */
+	 * next send looks and goes alone, and a stream packs from its
+	 * third. */
 	p->last_tx = now;
 	p->heard   = false;
 }
@@ -301,14 +350,25 @@ rmq_batch_sent_alone(struct rmq_peer *p, int64_t now)
 void
 rmq_batch_drop(struct rmq_socket *s, struct rmq_peer *p)
 {
-	if (p->bat == NULL)
+	if (!rmq_batch_open(p))
 		return;
-	rmq_tx_put(s, p->bat);
+	rmq_tx_put(s, p->bat->tx);
 	batch_closed(s, p);
 }
 
 void
-rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
+rmq_batch_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
+{
+	rmq_batch_drop(s, p);
+	if (p->bat != NULL)
+		(void) rmq_batch_hold(s, p, false);
+	free(p->bat);
+	p->bat = NULL;
+}
+
+void
+rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx,
+             int path)
 {
 	size_t   len = rx->h->len;
 	uint32_t i, count = rx->h->msgid;
@@ -322,5 +382,5 @@ rmq_batch_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		        i, len);
 		return;
 	}
-	rmq_rx_batch(s, p, rx->payload, count, RMQ_PATH_EAGER, rx->sl);
+	rmq_rx_batch(s, p, rx->payload, count, path, rx->sl);
 }

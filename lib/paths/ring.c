@@ -33,6 +33,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include "caps.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
@@ -127,9 +128,9 @@ ring_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
 	if (!s->paths.ring_ok || idx >= RMQ_RING_PEERS_MAX)
 		return; /* no ring: the peer will not use the path */
 	rp = ring_of(p);
-	if ((rp == NULL || rp->ring == NULL) && s->rings >= cfg->ring_peers) {
+	if ((rp == NULL || rp->ring == NULL) && s->ps->rings >= cfg->ring_peers) {
 		rmq_log(RMQ_LOG_DEBUG, "%s: no ring: %d peers have one "
-		        "(ring.peers)", p->name, s->rings);
+		        "(ring.peers)", p->name, s->ps->rings);
 		return;
 	}
 	rp = ring_get(p);
@@ -150,7 +151,7 @@ ring_hello_out(struct rmq_socket *s, struct rmq_peer *p, struct rmq_hello *h)
 			rp->ring = NULL;
 			goto fail;
 		}
-		s->rings++;
+		s->ps->rings++;
 	}
 	h->features      |= RMQ_FEAT_RING | RMQ_FEAT_RBATCH;
 	h->ring_addr      = s->dom->caps.mr_virt_addr
@@ -199,7 +200,7 @@ ring_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 	if (rp->mr != NULL)
 		fi_close(&rp->mr->fid);
 	if (rp->ring != NULL)
-		s->rings--;
+		s->ps->rings--;
 	rmq_numa_free(rp->ring, &rp->mem);
 	free(rp);
 	p->path[RMQ_PATH_RING] = NULL;
@@ -219,7 +220,7 @@ ring_can_carry(struct rmq_socket *s, const struct rmq_peer *p, size_t len,
 		return -RMQ_ENOTSUP;
 	}
 	if (slots_for(rp->rslot, len) <= rp->rslots / 4 &&
-	    RMQ_HDR_SIZE + len <= s->tx->slot)
+	    RMQ_HDR_SIZE + len <= s->ps->tx.slot)
 		return 0;
 	snprintf(why, whylen, "path ring cannot carry %zu bytes to %s: a "
 	         "message takes at most a quarter of its ring (ring.slots, "
@@ -298,7 +299,7 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	if (rp == NULL || rp->rslots == 0)
 		return -RMQ_ENOTSUP;
 	if (slots_for(rp->rslot, o->len) > rp->rslots / 4 ||
-	    RMQ_HDR_SIZE + o->len > s->tx->slot)
+	    RMQ_HDR_SIZE + o->len > s->ps->tx.slot)
 		return -RMQ_EMSGSIZE;
 	need = ring_place(rp, o->len, &start);
 	/* Room in its ring: blocks, or -RMQ_EAGAIN when the waiter says. */
@@ -328,13 +329,25 @@ ring_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	return 0;
 }
 
-size_t
-rmq_ring_batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
+/*
+ * What one RBATCH to p may carry after its header now: the room its ring
+ * has (at most a quarter of it) and one tx slot; 0: none (no ring range
+ * in the table, its ring full, no ring of its to write, or it did not
+ * say RMQ_FEAT_RBATCH).  Only where the table has a ring range (tcp: the
+ * domain orders writes with sends).  A ring message is one RMA write,
+ * which tcp;ofi_rxm does not cut at its buffer size as it does two-sided
+ * sends (FI_OFI_RXM_BUFFER_SIZE), so a batch may hold a quarter of the
+ * ring -- as much of it as is free.
+ */
+static size_t
+ring_batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 {
 	const struct ring_peer *rp = ring_of(p);
 	int64_t                 free, before_end, k, wrap;
 	size_t                  cap;
 
+	if (!s->paths.ring || s->paths.ring_max <= s->paths.eager_max)
+		return 0;
 	if (rp == NULL || !rp->rbatch || rp->rslots < 4 || rp->rfree <= 0)
 		return 0;
 	/*
@@ -356,14 +369,17 @@ rmq_ring_batch_cap(const struct rmq_socket *s, const struct rmq_peer *p)
 	if (k <= 0)
 		return 0;
 	cap = (size_t) k * rp->rslot - RMQ_HDR_SIZE;
-	if (cap > s->tx->slot - RMQ_HDR_SIZE)
-		cap = s->tx->slot - RMQ_HDR_SIZE;
+	if (cap > s->ps->tx.slot - RMQ_HDR_SIZE)
+		cap = s->ps->tx.slot - RMQ_HDR_SIZE;
 	return cap;
 }
 
-int
-rmq_ring_batch_post(struct rmq_socket *s, struct rmq_peer *p,
-                    struct rmq_tx *tx, size_t n)
+/* Write tx->buf[0..n) (an RBATCH header and its items) into p's ring at
+ * its tail, once: 0 (in flight), 1 (no room in its ring yet: its credit
+ * is on its way), -FI_EAGAIN (the provider's), or -error. */
+static int
+ring_batch_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_tx *tx,
+                size_t n)
 {
 	struct ring_peer *rp = ring_of(p);
 	uint32_t          start, need;
@@ -549,9 +565,44 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 	ring_settle(s, p, rp->taken);
 }
 
+/* Mixed with other paths by size it also needs c->ordered (select.c). */
+static bool
+ring_usable(const struct rmq_caps *c, const char **why)
+{
+	const char *w = NULL;
+
+	if (!c->rma_write)
+		w = "it has no FI_RMA write";
+	else if (c->cq_data_size < 4)
+		w = "it carries fewer than 4 bytes of remote CQ data";
+	else if ((c->prov->flags & RMQ_PROV_UNORDERED_RMA) && !c->ordered)
+		w = "its writes may land out of order, and the ring takes "
+		    "them in order";
+	if (why != NULL)
+		*why = w;
+	return w == NULL;
+}
+
+static bool
+ring_describe(const struct rmq_caps *c, const struct rmq_config *cfg,
+              char *buf, size_t len)
+{
+	RMQ_UNUSED(c);
+	buf[0] = '\0';
+	if (cfg->ring_slots >= 4)
+		return true;
+	snprintf(buf, len, "ring.slots is %d (below 4)", cfg->ring_slots);
+	return false;
+}
+
 const struct rmq_path_ops rmq_path_ring = {
-	.id        = RMQ_PATH_RING,
-	.name      = "ring",
+	.flags     = RMQ_ROW_F_COALESCE,
+	.range     = RMQ_RANGE_RING,
+	.usable    = ring_usable,
+	.describe  = ring_describe,
+	.batch_cap  = ring_batch_cap,
+	.batch_post = ring_batch_post,
+	.batch_mt   = RMQ_MT_RBATCH,
 	.rx_types  = 1u << RMQ_MT_RCREDIT,
 	.imm_kind  = RMQ_IMM_RING,
 	.can_carry = ring_can_carry,

@@ -31,7 +31,7 @@ rndv_unlink(struct rmq_socket *s, struct rmq_rndv_tx *r)
 {
 	struct rmq_rndv_tx **pp;
 
-	for (pp = &s->rndv->list; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &s->ps->rndv.list; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
 			break;
@@ -74,7 +74,7 @@ rmq_rndv_complete(struct rmq_socket *s, struct rmq_rndv_tx *r, int status)
 	r->done   = true;
 	r->status = status;
 	if (r->cts && !r->posted)
-		s->rndv->cts_pending--;
+		s->ps->rndv.cts_pending--;
 	r->cts = false;
 	if (r->tsend_out) {
 		/*
@@ -127,7 +127,7 @@ rmq_rndv_find(struct rmq_socket *s, const struct rmq_peer *p, uint32_t cookie,
 {
 	struct rmq_rndv_tx *r;
 
-	for (r = s->rndv->list; r != NULL; r = r->next)
+	for (r = s->ps->rndv.list; r != NULL; r = r->next)
 		if (r->cookie == cookie && r->peer == p && r->path == path &&
 		    !r->done && !r->cts)
 			return r;
@@ -138,8 +138,8 @@ void
 rmq_rndv_due(struct rmq_socket *s, struct rmq_rndv_tx *r)
 {
 	r->cts = true;
-	s->rndv->cts_pending++;
-	rmq_reactor_arm(&s->reactor, s->rndv->hook, true);
+	s->ps->rndv.cts_pending++;
+	rmq_reactor_arm(&s->reactor, s->ps->rndv.hook, true);
 }
 
 /* After a CQ pass: post what the CTS and GRANT that came asked for. */
@@ -149,13 +149,13 @@ rndv_after(void *owner)
 	struct rmq_socket  *s = owner;
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv->list; r != NULL && s->rndv->cts_pending > 0; r = next) {
+	for (r = s->ps->rndv.list; r != NULL && s->ps->rndv.cts_pending > 0; r = next) {
 		next = r->next;
 		if (r->cts && !r->posted && !r->done && r->post != NULL)
 			r->post(s, r);
 	}
 	/* What -FI_EAGAIN left goes again after the next pass. */
-	rmq_reactor_arm(&s->reactor, s->rndv->hook, s->rndv->cts_pending > 0);
+	rmq_reactor_arm(&s->reactor, s->ps->rndv.hook, s->ps->rndv.cts_pending > 0);
 }
 
 /* ---- sending ---- */
@@ -236,7 +236,7 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 		return -RMQ_ENOMEM;
 	rmq_op_init(&r->op, rndv_op_done, 0);
 	r->peer   = p;
-	r->cookie = ++s->rndv->next_cookie;
+	r->cookie = ++s->ps->rndv.next_cookie;
 	r->path   = how->path;
 	r->post   = how->post;
 	r->cancel = how->cancel;
@@ -289,8 +289,8 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 			fi_close(&r->mr->fid);
 		goto fail;
 	}
-	r->next       = s->rndv->list;
-	s->rndv->list  = r;
+	r->next       = s->ps->rndv.list;
+	s->ps->rndv.list  = r;
 	p->pending++;
 	s->inflight++;
 	/* The RTS is out: it cost a credit, whatever its FIN will say. */
@@ -328,6 +328,22 @@ fail:
 
 /* ---- receiving ---- */
 
+/* The row an RTS with these flags names: the first whose rts_flag it
+ * carries, else the one that reads an RTS that names none. */
+static int
+rts_row(const struct rmq_socket *s, uint32_t flags)
+{
+	int i, dflt = -1;
+
+	for (i = 0; i < RMQ_PATHS; i++) {
+		if (s->path_ops[i]->rts_flag & flags)
+			return i;
+		if (s->path_ops[i]->flags & RMQ_ROW_F_RTS_READ)
+			dflt = i;
+	}
+	return dflt;
+}
+
 /* An RTS: queue it as a message; the application's receive fetches it. */
 static void
 rts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
@@ -344,10 +360,7 @@ rts_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 		rmq_tx_consumed(s, p);
 		return;
 	}
-	e->path = (e->rts.flags & RMQ_RTS_F_SEND)    ? RMQ_PATH_RNDV_SEND
-	          : (e->rts.flags & RMQ_RTS_F_WRITE) ? RMQ_PATH_RNDV_WRITE
-	          : (e->rts.flags & RMQ_RTS_F_CMA)   ? RMQ_PATH_LOCAL
-	                                             : RMQ_PATH_RNDV_READ;
+	e->path = rts_row(s, e->rts.flags);
 	e->len  = e->rts.len;
 	e->rndv = true;
 	cookie  = e->rts.cookie;
@@ -363,7 +376,7 @@ fin_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	struct rmq_rndv_tx   *r;
 
 	p->recvd++;
-	for (r = s->rndv->list; r != NULL; r = r->next)
+	for (r = s->ps->rndv.list; r != NULL; r = r->next)
 		if (r->cookie == h->msgid && r->peer == p && !r->done)
 			break;
 	if (r == NULL) {
@@ -542,7 +555,7 @@ rmq_rndv_peer_busy(struct rmq_socket *s, const struct rmq_peer *p)
 {
 	const struct rmq_rndv_tx *r;
 
-	for (r = s->rndv->list; r != NULL; r = r->next)
+	for (r = s->ps->rndv.list; r != NULL; r = r->next)
 		if (r->peer == p && !r->done)
 			return true;
 	return false;
@@ -554,7 +567,7 @@ rmq_rndv_peer_gone(struct rmq_socket *s, struct rmq_peer *p)
 {
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv->list; r != NULL; r = next) {
+	for (r = s->ps->rndv.list; r != NULL; r = next) {
 		next = r->next;
 		if (r->peer == p && !r->done)
 			rmq_rndv_complete(s, r, -RMQ_ECONNRESET);
@@ -565,8 +578,8 @@ int
 rmq_rndv_sock_init(struct rmq_socket *s)
 {
 	/* Once for the family: the same index for every row that asks. */
-	s->rndv->hook = rmq_reactor_after(&s->reactor, rndv_after);
-	return s->rndv->hook < 0 ? s->rndv->hook : 0;
+	s->ps->rndv.hook = rmq_reactor_after(&s->reactor, rndv_after);
+	return s->ps->rndv.hook < 0 ? s->ps->rndv.hook : 0;
 }
 
 void
@@ -574,7 +587,7 @@ rmq_rndv_sock_close(struct rmq_socket *s)
 {
 	struct rmq_rndv_tx *r, *next;
 
-	for (r = s->rndv->list; r != NULL; r = next) {
+	for (r = s->ps->rndv.list; r != NULL; r = next) {
 		next      = r->next;
 		r->waited = false;
 		rmq_rndv_complete(s, r, -RMQ_ECLOSED);
@@ -587,8 +600,8 @@ rmq_rndv_sock_fini(struct rmq_socket *s)
 {
 	struct rmq_rndv_tx *r;
 
-	while ((r = s->rndv->list) != NULL) {
-		s->rndv->list = r->next;
+	while ((r = s->ps->rndv.list) != NULL) {
+		s->ps->rndv.list = r->next;
 		if (r->mr != NULL)
 			fi_close(&r->mr->fid);
 		free(r->owned);

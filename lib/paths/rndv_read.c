@@ -10,6 +10,7 @@
 
 #include <rdma/fi_rma.h>
 
+#include "caps.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
@@ -121,9 +122,40 @@ read_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 	return rmq_rndv_fetch(s, e, dst, n, rmq_rndv_read_move, false);
 }
 
+int
+rmq_rndv_read_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
+                      size_t len)
+{
+	struct rmq_rxent *e = rmq_rxent_new(s);
+
+	if (e == NULL) {
+		free(heap);
+		s->stats.dropped++;
+		return -RMQ_ENOMEM;
+	}
+	e->peer     = p;
+	e->path     = RMQ_PATH_RNDV_READ; /* it came by fi_read */
+	e->len      = len;
+	e->heap     = heap;
+	e->data     = heap;
+	e->nocredit = true;
+	return rmq_rx_accept(s, p, e); /* RMQ_MAXMSGSIZE as for any */
+}
+
+static bool
+read_usable(const struct rmq_caps *c, const char **why)
+{
+	if (c->rma_read)
+		return true;
+	if (why != NULL)
+		*why = "it has no FI_RMA read";
+	return false;
+}
+
 const struct rmq_path_ops rmq_path_rndv_read = {
-	.id         = RMQ_PATH_RNDV_READ,
-	.name       = "rndv_read",
+	.flags      = RMQ_ROW_F_RTS_READ,
+	.rank       = 0, /* one read into the destination: first choice */
+	.usable     = read_usable,
 	.rx_types   = (1u << RMQ_MT_RTS) | (1u << RMQ_MT_FIN),
 	.send       = read_send,
 	.on_rx      = rmq_rndv_on_rx,

@@ -8,6 +8,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 
+#include "caps.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
@@ -33,7 +34,7 @@ tsend_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		s->stats.eagain++;
 		return; /* again after the next CQ pass */
 	}
-	s->rndv->cts_pending--;
+	s->ps->rndv.cts_pending--;
 	r->posted = true;
 	if (rc == 0) {
 		r->tsend_out = true;
@@ -148,9 +149,20 @@ send_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 	return rmq_rndv_fetch(s, e, dst, n, trecv_move, true);
 }
 
+static bool
+send_usable(const struct rmq_caps *c, const char **why)
+{
+	if (c->tagged)
+		return true;
+	if (why != NULL)
+		*why = "it has no FI_TAGGED";
+	return false;
+}
+
 const struct rmq_path_ops rmq_path_rndv_send = {
-	.id         = RMQ_PATH_RNDV_SEND,
-	.name       = "rndv_send",
+	.rank       = 2, /* the provider's own bulk protocol */
+	.rts_flag   = RMQ_RTS_F_SEND,
+	.usable     = send_usable,
 	.rx_types   = 1u << RMQ_MT_CTS,
 	.send       = send_send,
 	.on_rx      = cts_rx,

@@ -14,6 +14,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_rma.h>
 
+#include "caps.h"
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
@@ -44,7 +45,7 @@ write_done(struct rmq_op *op, const struct rmq_cqe *e, void *owner)
 	if (r->wstatus != 0 && !r->posted) {
 		/* Stop posting the rest. */
 		r->posted = true;
-		s->rndv->cts_pending--;
+		s->ps->rndv.cts_pending--;
 		if (r->peer->state == RMQ_PEER_LIVE)
 			(void) rmq_tx_ctl(s, r->peer, RMQ_MT_ABORT, r->grant_id,
 			                  (uint32_t) EIO);
@@ -125,11 +126,11 @@ write_post(struct rmq_socket *s, struct rmq_rndv_tx *r)
 		r->tsend_out = true;
 	}
 	r->posted = true;
-	s->rndv->cts_pending--;
+	s->ps->rndv.cts_pending--;
 	return;
 fail:
 	r->posted = true;
-	s->rndv->cts_pending--;
+	s->ps->rndv.cts_pending--;
 	if (r->wstatus == 0)
 		r->wstatus = (int) rc;
 	/* Tell the receiver, which waits for our last write. */
@@ -192,7 +193,7 @@ abort_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_hdr *h)
 {
 	struct rmq_grant *g;
 
-	for (g = s->rndv->grants; g != NULL; g = g->next)
+	for (g = s->ps->rndv.grants; g != NULL; g = g->next)
 		if (g->id == h->msgid && g->peer == p && !g->done) {
 			g->done   = true;
 			g->status = h->len > 0 && h->len < 4096 ? -(int) h->len
@@ -219,7 +220,7 @@ write_imm(struct rmq_socket *s, uint32_t imm)
 	uint32_t          id = RMQ_IMM_WRITE_ID(imm);
 	struct rmq_grant *g;
 
-	for (g = s->rndv->grants; g != NULL; g = g->next)
+	for (g = s->ps->rndv.grants; g != NULL; g = g->next)
 		if (g->id == id && !g->done)
 			break;
 	if (g == NULL) {
@@ -276,11 +277,11 @@ grant_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	if (rc != 0)
 		return rc;
 	do
-		g.id = ++s->rndv->next_grant & 0x3fffffffu;
+		g.id = ++s->ps->rndv.next_grant & 0x3fffffffu;
 	while (g.id == 0);
 	g.peer         = p;
-	g.next         = s->rndv->grants;
-	s->rndv->grants = &g;
+	g.next         = s->ps->rndv.grants;
+	s->ps->rndv.grants = &g;
 
 	ext.len    = rts->len;
 	ext.raddr  = s->dom->caps.mr_virt_addr ? (uint64_t) (uintptr_t) dst : 0;
@@ -303,7 +304,7 @@ grant_move(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rts *rts,
 	if (rc == 0)
 		RMQ_MEM_WRITTEN(dst, rts->len);
 out:
-	for (pp = &s->rndv->grants; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &s->ps->rndv.grants; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == &g) {
 			*pp = g.next;
 			break;
@@ -324,9 +325,24 @@ write_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 	return rmq_rndv_fetch(s, e, dst, n, grant_move, true);
 }
 
+static bool
+write_usable(const struct rmq_caps *c, const char **why)
+{
+	const char *w = NULL;
+
+	if (!c->rma_write)
+		w = "it has no FI_RMA write";
+	else if (c->cq_data_size < 4)
+		w = "it carries fewer than 4 bytes of remote CQ data";
+	if (why != NULL)
+		*why = w;
+	return w == NULL;
+}
+
 const struct rmq_path_ops rmq_path_rndv_write = {
-	.id         = RMQ_PATH_RNDV_WRITE,
-	.name       = "rndv_write",
+	.rank       = 1, /* writes where reads are missing */
+	.rts_flag   = RMQ_RTS_F_WRITE,
+	.usable     = write_usable,
 	.rx_types   = (1u << RMQ_MT_GRANT) | (1u << RMQ_MT_ABORT),
 	.imm_kind   = RMQ_IMM_WRITE,
 	.send       = write_send,

@@ -38,8 +38,8 @@ seg_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 
 	RMQ_UNUSED(flags);
 	/* Its slabs take eager_max + 16 bytes; our slots tx.slot. */
-	if (piece + RMQ_HDR_SIZE > s->tx->slot)
-		piece = s->tx->slot - RMQ_HDR_SIZE;
+	if (piece + RMQ_HDR_SIZE > s->ps->tx.slot)
+		piece = s->ps->tx.slot - RMQ_HDR_SIZE;
 	piece = piece > RMQ_SEG_EXT_SIZE ? piece - RMQ_SEG_EXT_SIZE : 1;
 	do {
 		n  = len - off < piece ? len - off : piece;
@@ -179,8 +179,7 @@ seg_peer_fini(struct rmq_socket *s, struct rmq_peer *p)
 }
 
 const struct rmq_path_ops rmq_path_seg = {
-	.id        = RMQ_PATH_SEG,
-	.name      = "seg",
+	.rank      = 3, /* two-sided pieces: any provider, the last resort */
 	.rx_types  = 1u << RMQ_MT_SEG,
 	.send      = seg_send,
 	.on_rx     = seg_rx,

@@ -13,6 +13,8 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
+#include "link/link.h"
+#include "paths/path.h"
 #include "paths/tx.h"
 #include "rxq.h"
 #include "socket.h"
@@ -31,8 +33,8 @@ tx_free(struct rmq_socket *s, struct rmq_tx *tx)
 	tx->owner     = NULL;
 	tx->peer      = NULL;
 	tx->landed    = NULL;
-	tx->next_free = s->tx->free;
-	s->tx->free   = tx;
+	tx->next_free = s->ps->tx.free;
+	s->ps->tx.free   = tx;
 }
 
 /* A slot's send or write completed: the slot is free, the peer lets go. */
@@ -77,7 +79,7 @@ rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t)
 static int
 tx_grow(struct rmq_socket *s)
 {
-	struct rmq_txpool  *t = s->tx;
+	struct rmq_txpool  *t = &s->ps->tx;
 	struct rmq_txblock *b;
 	size_t              len = t->slot * RMQ_NTX;
 	int                 i, rc;
@@ -123,14 +125,26 @@ fail:
 int
 rmq_tx_init(struct rmq_socket *s)
 {
-	s->tx->slot = rmq_tx_slot_size(s->min_multi, &s->paths);
+	s->ps->tx.slot = rmq_tx_slot_size(s->min_multi, &s->paths);
 	return tx_grow(s);
+}
+
+size_t
+rmq_tx_payload_max(const struct rmq_socket *s)
+{
+	return s->ps->tx.slot - RMQ_HDR_SIZE;
+}
+
+bool
+rmq_tx_free_any(const struct rmq_socket *s)
+{
+	return s->ps->tx.free != NULL;
 }
 
 void
 rmq_tx_fini(struct rmq_socket *s)
 {
-	struct rmq_txpool  *t = s->tx;
+	struct rmq_txpool  *t = &s->ps->tx;
 	struct rmq_txblock *b;
 
 	while ((b = t->blocks) != NULL) {
@@ -159,7 +173,7 @@ tx_avail_or_dead(void *arg)
 
 	if (t->p->state == RMQ_PEER_DEAD)
 		return -RMQ_ECONNRESET;
-	return t->s->tx->free != NULL && t->p->ntx < RMQ_TX_PEER_MAX;
+	return t->s->ps->tx.free != NULL && t->p->ntx < RMQ_TX_PEER_MAX;
 }
 
 int
@@ -171,15 +185,15 @@ rmq_tx_get(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	/* Every slot in flight while p may take more: others hold them
 	 * (peers that stopped taking, likely), so the pool grows. */
-	if (s->tx->free == NULL && p->ntx < RMQ_TX_PEER_MAX)
+	if (s->ps->tx.free == NULL && p->ntx < RMQ_TX_PEER_MAX)
 		(void) tx_grow(s);
-	if (s->tx->free == NULL || p->ntx >= RMQ_TX_PEER_MAX) {
+	if (s->ps->tx.free == NULL || p->ntx >= RMQ_TX_PEER_MAX) {
 		rc = rmq_wait_until(&s->reactor, w, 0, tx_avail_or_dead, &t);
 		if (rc != 0)
 			return rc;
 	}
-	*txp          = s->tx->free;
-	s->tx->free   = (*txp)->next_free;
+	*txp          = s->ps->tx.free;
+	s->ps->tx.free   = (*txp)->next_free;
 	(*txp)->owner = p;
 	p->ntx++;
 	return 0;
@@ -320,10 +334,10 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	const char    *what = rma != NULL ? "fi_writedata" : "fi_send";
 	int            rc;
 
-	if (p->local && rma == NULL) {
-		/* On this host: into its shared ring, in order with the
-		 * rest (link/local.c); the slot is free at once. */
-		rc = s->local_put(s, p, w, tx->buf, n, NULL, 0);
+	if (p->link->put != NULL && rma == NULL) {
+		/* A link that carries two-sided messages itself, in order
+		 * with the rest (link/link.h): the slot is free at once. */
+		rc = p->link->put(s, p, w, tx->buf, n, NULL, 0);
 		rmq_tx_put(s, tx);
 		return rc;
 	}
@@ -357,7 +371,7 @@ tx_in_place(const struct rmq_socket *s, struct rmq_peer *p, size_t len,
 	       len >= (uint64_t) s->in_place_min && len <= RMQ_IN_PLACE_MAX &&
 	       s->dom->caps.in_place &&
 	       !(flags & RMQ_DONTWAIT) && p->ntx == 1 && /* this one's slot */
-	       !p->local;
+	       p->link->put == NULL; /* the endpoint's sends */
 }
 
 struct tx_place {
@@ -508,14 +522,14 @@ rmq_tx_inject(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	struct rmq_hdr     h;
 	int                rc;
 
-	if (p->local && data == NULL)
-		return s->local_put(s, p, w, b, n, NULL, 0);
-	if (p->local) {
-		/* The header as CQ data: a whole one in the ring instead. */
+	if (p->link->put != NULL && data == NULL)
+		return p->link->put(s, p, w, b, n, NULL, 0);
+	if (p->link->put != NULL) {
+		/* The header as CQ data: a whole one before it instead. */
 		rmq_hdr_fill(&h, p, RMQ_MT_DATA, (uint32_t) *data,
 		             (uint32_t) n);
 		rmq_hdr_encode(hb, &h);
-		rc = s->local_put(s, p, w, hb, sizeof(hb), b, n);
+		rc = p->link->put(s, p, w, hb, sizeof(hb), b, n);
 		if (rc != 0)
 			p->owed += h.credits;
 		return rc;
@@ -569,8 +583,8 @@ rmq_tx_sent(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len)
 {
 	p->credits--;
 	p->sent++;
-	s->stats.sent_msgs[path]++;
-	s->stats.sent_bytes[path] += len;
+	s->pstats[path].sent_msgs++;
+	s->pstats[path].sent_bytes += len;
 }
 
 /* A message we drop still frees its credit. */

@@ -69,6 +69,11 @@ struct rmq_path_table;
  * message, an RTS; cache-line multiples. */
 size_t rmq_tx_slot_size(size_t min_multi, const struct rmq_path_table *t);
 int  rmq_tx_init(struct rmq_socket *s);
+/* The largest payload one tx slot holds beside its header (the socket's
+ * endpoint is open). */
+size_t rmq_tx_payload_max(const struct rmq_socket *s);
+/* Is a slot free now (none waits)? */
+bool rmq_tx_free_any(const struct rmq_socket *s);
 void rmq_tx_fini(struct rmq_socket *s);
 /*
  * A free slot for a message to p; waits (per w) while p holds

@@ -160,7 +160,7 @@ deliver(struct harness *hs, uint32_t count, const uint8_t *body, size_t len)
 	           len, rc);
 	rx = (struct rmq_rx){.h = &d, .ext = msg + RMQ_HDR_SIZE,
 	                     .payload = msg + RMQ_HDR_SIZE, .sl = hs->sl};
-	rmq_batch_rx(hs->s, hs->p, &rx);
+	rmq_batch_rx(hs->s, hs->p, &rx, RMQ_PATH_EAGER);
 	return msg;
 }
 
