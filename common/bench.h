@@ -3,19 +3,25 @@
  * zmq_thr) and rmq_tune (tools/) share, so all measure and print exactly
  * alike: sizes, the clocks, payload patterns, the per-size summary
  * (one-way = round trip / 2 per iteration; p50, p99, mean; MB/s = size /
- * mean, 1 MB = 10^6 B) and its table or CSV row.
+ * mean, 1 MB = 10^6 B) and its table or CSV row; and, for the two that
+ * fork their peer (zmq_pingpong, zmq_thr), its signals and its end.
  */
 #ifndef RMQ_BENCH_H
 #define RMQ_BENCH_H
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PP_MAX_SIZES 64
 #define PP_CSV_HEADER "size,lat_p50_us,lat_p99_us,mbps,path"
@@ -335,6 +341,182 @@ pp_job_port(unsigned salt)
 	if (salt != 0)
 		h = (h ^ salt) * 16777619u;
 	return 20000 + (int) (h % (uint32_t) span);
+}
+
+/* ---- a peer in a forked process (zmq_pingpong, zmq_thr) ---- */
+
+/*
+ * The forked peer as the signal handlers see it: whether SIGCHLD came
+ * (blocking calls it interrupts stop retrying), its pid in the parent,
+ * and the socket files (ipc://) that either side removes when a fatal
+ * signal ends it.  One per process.
+ */
+struct pp_peer {
+	volatile sig_atomic_t exited;      /* SIGCHLD came */
+	volatile pid_t        pid;         /* in the parent; else -1 */
+	char                  file[2][96]; /* "" for none */
+};
+
+static inline struct pp_peer *
+pp_peer(void)
+{
+	static struct pp_peer peer = {.pid = -1};
+
+	return &peer;
+}
+
+static inline void
+pp_on_sigchld(int sig)
+{
+	(void) sig;
+	pp_peer()->exited = 1;
+}
+
+/* A fatal signal: the peer ends too and the socket files go, then die. */
+static inline void
+pp_on_fatal(int sig)
+{
+	struct pp_peer *p = pp_peer();
+
+	if (p->pid > 0)
+		kill(p->pid, SIGTERM);
+	if (p->file[0][0] != '\0')
+		unlink(p->file[0]);
+	if (p->file[1][0] != '\0')
+		unlink(p->file[1]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * No SA_RESTART: a blocking call (zmq_send, zmq_recv) returns EINTR, so
+ * it can see pp_peer()->exited.  0, or -1 with errno.
+ */
+static inline int
+pp_set_handler(int sig, void (*fn)(int))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	return sigaction(sig, &sa, NULL);
+}
+
+/* pp_on_fatal for SIGINT, SIGTERM and SIGHUP: 0, or -1 with errno. */
+static inline int
+pp_fatal_handlers(void)
+{
+	if (pp_set_handler(SIGINT, pp_on_fatal) != 0 ||
+	    pp_set_handler(SIGTERM, pp_on_fatal) != 0 ||
+	    pp_set_handler(SIGHUP, pp_on_fatal) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Fork the peer, SIGCHLD watched and stdout flushed first (or the child
+ * would print again what the parent had buffered).  The parent gets the
+ * pid, kept for pp_on_fatal; the child 0.  -1 with errno and *failed
+ * naming the step.
+ */
+static inline pid_t
+pp_fork_peer(const char **failed)
+{
+	pid_t pid;
+
+	*failed = "sigaction";
+	if (pp_set_handler(SIGCHLD, pp_on_sigchld) != 0)
+		return -1;
+	*failed = "stdout";
+	if (fflush(stdout) != 0)
+		return -1;
+	*failed = "fork";
+	pid     = fork();
+	if (pid > 0)
+		pp_peer()->pid = pid;
+	return pid;
+}
+
+/*
+ * The peer's first step: pp_on_fatal for the fatal signals, and death
+ * with its parent, even a SIGKILLed one (PR_SET_PDEATHSIG sends SIGTERM,
+ * so the socket files go too).  0, or -1 with *failed naming the step and
+ * errno (0: the parent had exited already).
+ */
+static inline int
+pp_peer_init(pid_t parent, const char **failed)
+{
+	*failed = "sigaction";
+	if (pp_fatal_handlers() != 0)
+		return -1;
+	*failed = "prctl";
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+		return -1;
+	*failed = "parent exited";
+	if (getppid() != parent) {
+		errno = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Read what the peer writes to fd until it closes it (its endpoints):
+ * the bytes read (0: it wrote none, so it failed), NUL-terminated in buf,
+ * or -1 with errno.
+ */
+static inline ssize_t
+pp_read_all(int fd, char *buf, size_t cap)
+{
+	size_t  got = 0;
+	ssize_t n;
+
+	while (got < cap - 1) {
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		got += (size_t) n;
+	}
+	buf[got] = '\0';
+	return (ssize_t) got;
+}
+
+/*
+ * Wait for the peer, sending it SIGTERM first when this side failed (it
+ * may be waiting for us), then forget it.  0 if it exited with 0; else 1,
+ * having said on stderr "NAME killed by signal N" or "NAME failed" unless
+ * this side failed (and said so already); -1 with errno if waitpid did.
+ */
+static inline int
+pp_reap_peer(pid_t pid, bool failed, const char *name)
+{
+	int   status = 0, ret = 0;
+	pid_t w;
+
+	if (failed)
+		kill(pid, SIGTERM);
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		ret = -1;
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (!failed) {
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "%s killed by signal %d\n",
+				        name, WTERMSIG(status));
+			else
+				fprintf(stderr, "%s failed\n", name);
+		}
+		ret = 1;
+	}
+	pp_peer()->pid = -1;
+	return ret;
 }
 
 /* Summarise one size's one-way latencies (sorts lat) and print its row. */

@@ -2,10 +2,11 @@
 # perf/netns_latency.sh - librmq's provider paths between two "hosts"
 # beside the bare tcp provider, in one loop.
 #
-# Two network namespaces joined by a veth pair (tests/netns_lib.sh; root
-# and iproute2 needed, else it says so and exits 77), so the peers are on
-# different hosts as librmq sees them (the namespace is part of its host
-# identity): no local path, tcp;ofi_rxm carries everything.  For each
+# Two network namespaces joined by a veth pair
+# (tests/scripts/netns_lib.sh; root and iproute2 needed, else it says so
+# and exits 77), so the peers are on different hosts as librmq sees them
+# (the namespace is part of its host identity): no local path, tcp;ofi_rxm
+# carries everything.  For each
 # size and round, one after the other with the same placement (server in
 # the first namespace on CPU 0, client in the second on CPU 1):
 #
@@ -53,8 +54,8 @@ fi
 command -v fi_pingpong >/dev/null || {
 	echo "SKIP: fi_pingpong not installed (libfabric-bin)"; exit 77; }
 
-# shellcheck source=../tests/netns_lib.sh
-. "$here/../tests/netns_lib.sh"
+# shellcheck source=../tests/scripts/netns_lib.sh
+. "$here/../tests/scripts/netns_lib.sh"
 tmp=$(mktemp -d)
 trap 'netns_cleanup; rm -rf "$tmp"' EXIT
 srv_ip=$net.1

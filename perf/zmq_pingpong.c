@@ -26,15 +26,12 @@
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,9 +63,6 @@ struct opts {
 };
 
 static const char *side = "measure"; /* for error messages */
-static volatile sig_atomic_t child_exited;
-static volatile pid_t        child_pid = -1;
-static char                  ipc_path[96]; /* unlinked at exit if set */
 
 static void
 usage(FILE *f)
@@ -148,7 +142,7 @@ xsend(void *s, const void *buf, size_t len)
 	int rc;
 
 	while ((rc = zmq_send(s, buf, len, 0)) < 0 && errno == EINTR)
-		if (child_exited) {
+		if (pp_peer()->exited) {
 			errno = ECONNRESET;
 			return -1;
 		}
@@ -165,7 +159,7 @@ xrecv(void *s, void *buf, size_t len)
 	int rc;
 
 	while ((rc = zmq_recv(s, buf, len, 0)) < 0 && errno == EINTR)
-		if (child_exited) {
+		if (pp_peer()->exited) {
 			errno = ECONNRESET;
 			return -1;
 		}
@@ -465,70 +459,30 @@ out:
 
 /* ------------------------------------------------------------- driver */
 
-static void
-on_sigchld(int sig)
-{
-	(void) sig;
-	child_exited = 1;
-}
-
-static void
-on_fatal(int sig)
-{
-	if (child_pid > 0)
-		kill(child_pid, SIGTERM);
-	if (ipc_path[0] != '\0')
-		unlink(ipc_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int
-set_handler(int sig, void (*fn)(int))
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: interrupt blocking zmq calls */
-	if (sigaction(sig, &sa, NULL) != 0)
-		return fail_errno("sigaction", errno);
-	return 0;
-}
-
 /* Read the child's endpoint until EOF; 0 bytes means it failed to bind. */
 static int
 read_endpoint(int fd, char *ep, size_t cap)
 {
-	size_t  got = 0;
-	ssize_t n;
+	ssize_t got = pp_read_all(fd, ep, cap);
 
-	while (got < cap - 1) {
-		n = read(fd, ep + got, cap - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail_errno("read endpoint pipe", errno);
-		if (n == 0)
-			break;
-		got += (size_t) n;
-	}
-	ep[got] = '\0';
+	if (got < 0)
+		return fail_errno("read endpoint pipe", errno);
 	return got > 0 ? 0 : fail("echo side failed to bind");
 }
 
 static int
 run_local(const struct opts *o)
 {
-	char  addr[128], ep[256], what[320];
-	int   epfd[2], relfd[2], status = 0, ret, a, b;
-	pid_t pid, w, parent = getpid();
+	struct pp_peer *peer = pp_peer(); /* file[0]: the socket's, if ipc */
+	char            addr[200], ep[256], what[320];
+	const char     *failed;
+	int             epfd[2], relfd[2], ret, rc, a, b;
+	pid_t           pid, parent = getpid();
 
 	if (strcmp(o->transport, "ipc") == 0) {
-		snprintf(ipc_path, sizeof(ipc_path), "/tmp/" PROG ".%ld.ipc",
-		         (long) getpid());
-		snprintf(addr, sizeof(addr), "ipc://%s", ipc_path);
+		snprintf(peer->file[0], sizeof(peer->file[0]),
+		         "/tmp/" PROG ".%ld.ipc", (long) getpid());
+		snprintf(addr, sizeof(addr), "ipc://%s", peer->file[0]);
 	} else {
 		snprintf(addr, sizeof(addr), "tcp://127.0.0.1:*");
 	}
@@ -536,38 +490,25 @@ run_local(const struct opts *o)
 		return fail_errno("pipe", errno);
 	if (pipe(relfd) != 0)
 		return fail_errno("pipe", errno);
-	if (set_handler(SIGCHLD, on_sigchld) != 0)
-		return 1;
-	/* Flush before fork so buffered output is not written twice. */
-	if (fflush(stdout) != 0)
-		return fail_errno("stdout", errno);
-	pid = fork();
+	pid = pp_fork_peer(&failed);
 	if (pid < 0)
-		return fail_errno("fork", errno);
+		return fail_errno(failed, errno);
 	if (pid == 0) {
 		/* Die with the parent (even on SIGKILL), removing the
 		 * socket file; on a clean exit the parent removes it. */
 		side = "echo";
-		if (set_handler(SIGINT, on_fatal) != 0 ||
-		    set_handler(SIGTERM, on_fatal) != 0 ||
-		    set_handler(SIGHUP, on_fatal) != 0)
-			_exit(1);
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
-			_exit(fail_errno("prctl", errno));
-		if (getppid() != parent)
-			_exit(fail("parent exited"));
+		if (pp_peer_init(parent, &failed) != 0)
+			_exit(errno != 0 ? fail_errno(failed, errno)
+			                 : fail(failed));
 		if (close(epfd[0]) != 0 || close(relfd[1]) != 0)
 			_exit(fail_errno("close pipe", errno));
 		_exit(echo_side(o, addr, epfd[1], relfd[0]));
 	}
-	child_pid = pid;
-	ret       = 0;
+	ret = 0;
 	if (close(epfd[1]) != 0 || close(relfd[0]) != 0)
 		ret = fail_errno("close pipe", errno);
-	if (ret == 0 && (set_handler(SIGINT, on_fatal) != 0 ||
-	                 set_handler(SIGTERM, on_fatal) != 0 ||
-	                 set_handler(SIGHUP, on_fatal) != 0))
-		ret = 1;
+	if (ret == 0 && pp_fatal_handlers() != 0)
+		ret = fail_errno("sigaction", errno);
 	a = o->cpus[0];
 	b = o->same_cpu ? o->cpus[0] : o->cpus[1];
 	if (ret == 0)
@@ -587,26 +528,14 @@ run_local(const struct opts *o)
 	/* Release the echo side: it closes once this end of the pipe is. */
 	if (close(relfd[1]) != 0)
 		ret = fail_errno("close release pipe", errno);
-	if (ret != 0)
-		kill(pid, SIGTERM);
-	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
-	if (w < 0)
+	rc = pp_reap_peer(pid, ret != 0, PROG ": echo side");
+	if (rc < 0)
 		ret = fail_errno("waitpid", errno);
-	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (ret == 0) {
-			if (WIFSIGNALED(status))
-				fprintf(stderr, PROG ": echo side killed by "
-				                "signal %d\n",
-				        WTERMSIG(status));
-			else
-				fprintf(stderr, PROG ": echo side failed\n");
-		}
+	else if (rc > 0)
 		ret = 1;
-	}
-	child_pid = -1;
-	if (ipc_path[0] != '\0' && unlink(ipc_path) != 0 && errno != ENOENT)
-		ret = fail_errno(ipc_path, errno);
+	if (peer->file[0][0] != '\0' && unlink(peer->file[0]) != 0 &&
+	    errno != ENOENT)
+		ret = fail_errno(peer->file[0], errno);
 	return ret;
 }
 

@@ -53,10 +53,11 @@ const struct rmq_prov rmq_prov_shm = {
 	.fanout_log   = 0,
 	/* libfabric 1.17's shm takes at most 256 addresses per address
 	 * table: the 257th fi_av_insert fails with EINVAL (measured,
-	 * tests/many_peers 32 x 16).  A second endpoint in the same domain
-	 * with its own table takes 256 more (measured: four endpoints of
-	 * one process, 1,000 peers), so a socket opens one more endpoint
-	 * per 256 peers (ep.c's shards), up to RMQ_SHARDS_MAX. */
+	 * tests/programs/many_peers 32 x 16).  A second endpoint in the
+	 * same domain with its own table takes 256 more (measured: four
+	 * endpoints of one process, 1,000 peers), so a socket opens one
+	 * more endpoint per 256 peers (ep.c's shards), up to
+	 * RMQ_SHARDS_MAX. */
 	.max_peers    = 256,
 	.notes        = "same host only; RMA keys not enforced (trusted peers)",
 };

@@ -8,7 +8,7 @@
  *   - What loads is written out with rmq_config_dump (which says it
  *     "loads back as it is"), loaded again over the defaults: it must
  *     load, to the same values (where each came from aside, as
- *     tests/check_config.c compares them).
+ *     tests/unit/check_config.c compares them).
  * Nothing is left allocated: the loader frees its parser and events
  * (LeakSanitizer checks), the dump's buffer is freed here.
  *

@@ -3,8 +3,8 @@
 # so the local path) and one on another (a namespace across a veth pair,
 # so the provider), for PUSH/PULL, REQ/REP and PUB/SUB over tcp and
 # sockets.  Every message is checked, and each side checks which of its
-# messages went by the local path (tests/mixed.c).  Needs root and
-# iproute2; says so and skips (77) when it cannot set the hosts up.
+# messages went by the local path (tests/programs/mixed.c).  Needs root
+# and iproute2; says so and skips (77) when it cannot set the hosts up.
 # usage: netns_mixed.sh MIXED
 set -u
 mixed=$1

@@ -42,7 +42,7 @@ else
 	# NUMA placement on a topology of another machine (tests/data, as
 	# check_numa uses): two nodes; where rmq_info runs is unknown there, and
 	# nothing is bound.
-	xml=$(dirname "$0")/data/numa_two_nodes.xml
+	xml=$(dirname "$0")/../data/numa_two_nodes.xml
 	env -u HWLOC_COMPONENTS HWLOC_XMLFILE=$xml "$info" -p shm >"$tmp/out" 2>&1 || fail "xml: exit $?"
 	expect xml 'machine: 2 NUMA nodes \(topology from XML\); this thread.s CPU is unknown'
 	expect xml 'chosen: +no node -- no NIC in fi_info \(shm/loopback\): the calling thread.s node is unknown'

@@ -53,8 +53,8 @@ def main(root):
         for f in glob.glob(os.path.join(root, pat)))
     for f in sources:
         if f not in layer_of:
-            errors.append(f"{f}: in no layer (add it to tests/layers.py "
-                          "and docs/ARCHITECTURE.md)")
+            errors.append(f"{f}: in no layer (add it to "
+                          "tests/scripts/layers.py and docs/ARCHITECTURE.md)")
             continue
         with open(os.path.join(root, f), encoding="utf-8") as fh:
             text = fh.read()

@@ -112,21 +112,14 @@ static int
 pusher(void *arg)
 {
 	struct pusher_arg *a = arg;
-	char               ep[EP_LEN], m[16];
+	char               m[16];
 	rmq_ctx           *ctx;
 	rmq_socket        *s;
 	int                i, rc, fails = 0;
 
-	if (pipe_get_ep(a->ep_fd, ep, 30000) != 0)
-		return 80;
-	if (open_socket(RMQ_PUSH, &ctx, &s) != 0)
-		return 81;
-	rc = rmq_connect(s, ep);
-	if (rc != 0) {
-		fprintf(stderr, "pusher: connect %s: %s\n", ep,
-		        rmq_strerror(rc));
-		return 82;
-	}
+	rc = child_connect(a->ep_fd, RMQ_PUSH, "pusher", &ctx, &s);
+	if (rc != 0)
+		return rc;
 	for (i = 0; i < NIN; i++) {
 		snprintf(m, sizeof(m), "m%d", i);
 		CHILD_CHECK(fails, rmq_send(s, m, strlen(m), 0) == 2,
@@ -485,21 +478,13 @@ static int
 pusher_bursts(void *arg)
 {
 	struct fd_arg *a = arg;
-	char           ep[EP_LEN];
 	rmq_ctx       *ctx;
 	rmq_socket    *s;
 	int            rc, fails;
 
-	if (pipe_get_ep(a->ep_fd, ep, 30000) != 0)
-		return 80;
-	if (open_socket(RMQ_PUSH, &ctx, &s) != 0)
-		return 81;
-	rc = rmq_connect(s, ep);
-	if (rc != 0) {
-		fprintf(stderr, "pusher: connect %s: %s\n", ep,
-		        rmq_strerror(rc));
-		return 82;
-	}
+	rc = child_connect(a->ep_fd, RMQ_PUSH, "pusher", &ctx, &s);
+	if (rc != 0)
+		return rc;
 	fails = push_bursts(s, a->done_fd);
 	rmq_close(s);
 	rmq_ctx_destroy(ctx);

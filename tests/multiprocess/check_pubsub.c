@@ -101,38 +101,22 @@ static void
 recv_tagged(rmq_socket *s, int npubs, int n, size_t cap, const pid_t *pids,
             int *st, int nkids, const char *what)
 {
-	uint8_t *b    = malloc(cap);
-	int     *next = calloc((size_t) npubs, sizeof(int));
-	uint32_t pub, idx;
-	ssize_t  m;
-	int      i;
-	double   quiet = test_now() + 20;
+	const struct tagged_stream t = {
+	    .nsenders    = npubs,
+	    .n           = n,
+	    .cap         = cap,
+	    .min         = HDR,
+	    .parse       = tag_parse,
+	    .what        = what,
+	    .sender      = "publisher",
+	    .pids        = pids,
+	    .st          = st,
+	    .nkids       = nkids,
+	    .rcvtimeo_ms = 500,
+	    .quiet_s     = 20,
+	};
 
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_nonnull(next);
-	ck_assert_int_eq(setopt_int(s, RMQ_RCVTIMEO, 500), 0);
-	for (i = 0; i < npubs * n;) {
-		m = rmq_recv(s, b, cap, 0);
-		if (m == -RMQ_EAGAIN && test_now() < quiet) {
-			children_check(pids, st, nkids, what);
-			continue;
-		}
-		ck_assert_msg(m >= (ssize_t) HDR,
-		              "%s: recv %d of %d: %zd (%s)", what, i,
-		              npubs * n, m, rmq_strerror((int) m));
-		ck_assert_msg(tag_parse(b, (size_t) m, &pub, &idx) == 0,
-		              "%s: message %d (%zd B): bad bytes", what, i, m);
-		ck_assert_msg(pub < (uint32_t) npubs, "%s: publisher %u", what,
-		              pub);
-		ck_assert_msg(idx == (uint32_t) next[pub],
-		              "%s: publisher %u: index %u, expected %d", what,
-		              pub, idx, next[pub]);
-		next[pub]++;
-		quiet = test_now() + 20;
-		i++;
-	}
-	free(next);
-	free(b);
+	(void) recv_in_order(s, &t);
 }
 
 /* Reap the children that recv_tagged did not; each must have passed. */
@@ -384,20 +368,13 @@ static int
 pub_connecting(void *arg)
 {
 	struct pub_arg *a = arg;
-	char            ep[EP_LEN];
 	rmq_ctx        *ctx;
 	rmq_socket     *s;
 	int             rc, fails;
 
-	if (pipe_get_ep(a->ep_fd, ep, 30000) != 0)
-		return 80;
-	if (open_socket(RMQ_PUB, &ctx, &s) != 0)
-		return 81;
-	rc = rmq_connect(s, ep);
-	if (rc != 0) {
-		fprintf(stderr, "pub: connect %s: %s\n", ep, rmq_strerror(rc));
-		return 82;
-	}
+	rc = child_connect(a->ep_fd, RMQ_PUB, "pub", &ctx, &s);
+	if (rc != 0)
+		return rc;
 	fails = pub_body(s, a); /* nready 0: right away */
 	rmq_close(s);
 	rmq_ctx_destroy(ctx);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Network faults between two hosts (network namespaces joined by a veth
-# pair, netns_lib.sh; root only, skips otherwise), with tests/flap:
+# pair, netns_lib.sh; root only, skips otherwise), with
+# tests/programs/flap:
 #  1. PUSH/PULL over tcp and sockets, timeouts.keepalive_ms 10 s: the link
 #     goes down for 1 s, then for 5 s, in the middle of the stream; every
 #     message arrives, in order, once.

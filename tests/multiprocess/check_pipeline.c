@@ -515,47 +515,24 @@ static int
 recv_tagged(rmq_socket *s, int nsenders, int n, size_t cap, const char *what,
             const pid_t *pids, int *st, uint32_t *order, int norder)
 {
-	uint8_t *b    = malloc(cap);
-	int     *next = calloc((size_t) nsenders, sizeof(int));
-	uint32_t snd, idx, prev = UINT32_MAX;
-	ssize_t  m;
-	int      i, switches = 0;
-	double   quiet = test_now() + 60;
+	const struct tagged_stream t = {
+	    .nsenders    = nsenders,
+	    .n           = n,
+	    .cap         = cap,
+	    .min         = TAG,
+	    .parse       = tag_parse,
+	    .what        = what,
+	    .sender      = "sender",
+	    .pids        = pids,
+	    .st          = st,
+	    .nkids       = nsenders,
+	    .rcvtimeo_ms = 1000,
+	    .quiet_s     = 60,
+	    .order       = order,
+	    .norder      = norder,
+	};
 
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_nonnull(next);
-	ck_assert_int_eq(setopt_int(s, RMQ_RCVTIMEO, 1000), 0);
-	for (i = 0; i < nsenders * n;) {
-		m = rmq_recv(s, b, cap, 0);
-		if (m == -RMQ_EAGAIN && test_now() < quiet) {
-			children_check(pids, st, nsenders, what);
-			continue;
-		}
-		ck_assert_msg(m >= (ssize_t) TAG,
-		              "%s: recv %d of %d: %zd (%s)", what, i,
-		              nsenders * n, m, rmq_strerror((int) m));
-		ck_assert_msg(tag_parse(b, (size_t) m, &snd, &idx) == 0,
-		              "%s: message %d (%zd B): bad bytes", what, i, m);
-		ck_assert_msg(snd < (uint32_t) nsenders, "%s: sender %u", what,
-		              snd);
-		/* In order and none lost or repeated: exactly the next one. */
-		ck_assert_msg(idx == (uint32_t) next[snd],
-		              "%s: sender %u: index %u, expected %d", what,
-		              snd, idx, next[snd]);
-		next[snd]++;
-		if (prev != UINT32_MAX && snd != prev)
-			switches++;
-		if (i < norder)
-			order[i] = snd;
-		prev  = snd;
-		quiet = test_now() + 60;
-		i++;
-	}
-	for (i = 0; i < nsenders; i++)
-		ck_assert_int_eq(next[i], n);
-	free(next);
-	free(b);
-	return switches;
+	return recv_in_order(s, &t);
 }
 
 /*

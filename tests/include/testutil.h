@@ -397,6 +397,32 @@ open_socket(int type, rmq_ctx **ctx, rmq_socket **s)
 	return rc;
 }
 
+/*
+ * In a child: a context and a socket of type, connected to the endpoint
+ * that comes through ep_fd (pipe_put_ep) within 30 s.  0, or the status
+ * for the child to exit with: 80 no endpoint came, 81 no socket, 82 the
+ * connect failed (said on stderr, after who).
+ */
+static inline int
+child_connect(int ep_fd, int type, const char *who, rmq_ctx **ctx,
+              rmq_socket **s)
+{
+	char ep[EP_LEN];
+	int  rc;
+
+	if (pipe_get_ep(ep_fd, ep, 30000) != 0)
+		return 80;
+	if (open_socket(type, ctx, s) != 0)
+		return 81;
+	rc = rmq_connect(*s, ep);
+	if (rc != 0) {
+		fprintf(stderr, "%s: connect %s: %s\n", who, ep,
+		        rmq_strerror(rc));
+		return 82;
+	}
+	return 0;
+}
+
 static inline int
 setopt_int(rmq_socket *s, int opt, int v)
 {
@@ -459,6 +485,86 @@ pipe_get_progress(rmq_socket *s, int fd, int *v, int ms)
 	if (wait_fd_progress(s, fd, ms) != 0)
 		return -1;
 	return read(fd, v, sizeof(*v)) == (ssize_t) sizeof(*v) ? 0 : -1;
+}
+
+/* ---- tagged streams: every sender's messages once, in its order ---- */
+
+/*
+ * A tagged message's sender and index, its bytes checked: 0, or -1 when
+ * b is not a well-formed one.  Each suite has its own layout.
+ */
+typedef int (*tag_parse_fn)(const uint8_t *b, size_t n, uint32_t *sender,
+                            uint32_t *idx);
+
+/* What recv_in_order expects on a socket, and how long it waits. */
+struct tagged_stream {
+	int          nsenders, n; /* n messages from each of nsenders */
+	size_t       cap;         /* the receive buffer */
+	size_t       min;         /* the shortest well-formed message */
+	tag_parse_fn parse;
+	const char  *what;        /* failure messages start with it */
+	const char  *sender;      /* and call a sender this ("publisher") */
+	const pid_t *pids;        /* nkids children that must not fail */
+	int         *st;          /* meanwhile (st as for children_check) */
+	int          nkids;
+	int          rcvtimeo_ms; /* RMQ_RCVTIMEO while waiting */
+	double       quiet_s;     /* fail after this long with no message */
+	uint32_t    *order;       /* the senders of the first norder */
+	int          norder;      /* messages, or NULL and 0 */
+};
+
+/*
+ * Receive t->n messages from each of t->nsenders on s: each (sender,
+ * index) exactly once, each sender's indices in order, so none is lost,
+ * repeated or overtaken.  While it waits the children in t->pids must
+ * not fail, and at most t->quiet_s may pass without a message.  Returns
+ * the number of times the sender changed from one message to the next.
+ */
+static inline int
+recv_in_order(rmq_socket *s, const struct tagged_stream *t)
+{
+	uint8_t *b    = malloc(t->cap);
+	int     *next = calloc((size_t) t->nsenders, sizeof(int));
+	uint32_t snd, idx, prev = UINT32_MAX;
+	ssize_t  m;
+	int      i, switches = 0;
+	double   quiet = test_now() + t->quiet_s;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(next);
+	ck_assert_int_eq(setopt_int(s, RMQ_RCVTIMEO, t->rcvtimeo_ms), 0);
+	for (i = 0; i < t->nsenders * t->n;) {
+		m = rmq_recv(s, b, t->cap, 0);
+		if (m == -RMQ_EAGAIN && test_now() < quiet) {
+			children_check(t->pids, t->st, t->nkids, t->what);
+			continue;
+		}
+		ck_assert_msg(m >= (ssize_t) t->min,
+		              "%s: recv %d of %d: %zd (%s)", t->what, i,
+		              t->nsenders * t->n, m, rmq_strerror((int) m));
+		ck_assert_msg(t->parse(b, (size_t) m, &snd, &idx) == 0,
+		              "%s: message %d (%zd B): bad bytes", t->what, i,
+		              m);
+		ck_assert_msg(snd < (uint32_t) t->nsenders, "%s: %s %u",
+		              t->what, t->sender, snd);
+		/* In order and none lost or repeated: exactly the next one. */
+		ck_assert_msg(idx == (uint32_t) next[snd],
+		              "%s: %s %u: index %u, expected %d", t->what,
+		              t->sender, snd, idx, next[snd]);
+		next[snd]++;
+		if (prev != UINT32_MAX && snd != prev)
+			switches++;
+		if (i < t->norder)
+			t->order[i] = snd;
+		prev  = snd;
+		quiet = test_now() + t->quiet_s;
+		i++;
+	}
+	for (i = 0; i < t->nsenders; i++)
+		ck_assert_int_eq(next[i], t->n);
+	free(next);
+	free(b);
+	return switches;
 }
 
 /*
