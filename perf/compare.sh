@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # perf/compare.sh - run libfabric's fi_pingpong (the anchor) and librmq's
 # rmq_pingpong side by side, on the same provider and sizes, in the same run,
-# and print the ratios.  See /work/shared/ANCHORS.md for why the anchor must
-# always be measured next to librmq: absolute figures are only comparable
-# within one run on one machine.  With --zmq, ZeroMQ REQ/REP ping-pong
+# and print the ratios.  See docs/PERFORMANCE.md (in the source tree) for
+# why the anchor must always be measured next to librmq: absolute figures
+# are only comparable within one run on one machine.  With --zmq, ZeroMQ REQ/REP ping-pong
 # (perf/zmq_pingpong, built when libzmq is found) is a second anchor,
 # measured in the same loop.  With --fi-msg, for the tcp provider,
 # fi_pingpong -p tcp -e msg (a connected MSG endpoint on the tcp provider
@@ -104,9 +104,10 @@ table of one-way latency and ping-pong bandwidth with the rmq/fi ratios.
                 libzmq is found) unless ZMQ_PINGPONG is set; if it is
                 missing the zmq columns are skipped with a warning.
   --zmq-same-cpu
-                run both zmq_pingpong processes on CPU 0 (the placement of
-                ANCHORS.md's ZeroMQ rows; ZeroMQ blocks, and waking a
-                process on the other CPU costs ~50 us) instead of 0 and 1
+                run both zmq_pingpong processes on CPU 0 (ZeroMQ's best
+                placement on a 2-CPU host, docs/PERFORMANCE.md; ZeroMQ
+                blocks, and waking a process on the other CPU costs ~50 us)
+                instead of 0 and 1
   --fi-msg      for provider tcp, also run fi_pingpong -p tcp -e msg (the
                 tcp provider's connected MSG endpoint, no ofi_rxm) in the
                 same loop and with the same placement as the rdm run, and
