@@ -43,6 +43,8 @@ struct rmq_pattern_ops {
 	uint16_t    peer_id;    /* the wire id a peer must send */
 	int         max_peers;  /* 0: any number */
 	bool        report_lost; /* a dead peer fails the next operation */
+	bool        keep_sends; /* with no live peer and a connect under way,
+	                         * sends wait in the backlog (backlog.h) */
 	size_t      sock_size;  /* private state; the core allocates and
 	                         * zeroes it */
 	size_t      peer_size;  /* per peer, likewise (0: none) */

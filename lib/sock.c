@@ -87,7 +87,6 @@ rmq_sock_open(rmq_ctx *ctx, const struct rmq_pattern_ops *ops,
 	}
 	s->ctx          = ctx;
 	s->pat          = ops;
-	s->type         = ops->type;
 	s->path_ops     = rmq_paths;
 	s->on_msg       = rmq_xfer_rx;
 	s->on_live      = rmq_xfer_on_live;

@@ -63,7 +63,6 @@ struct rmq_socket {
 	int                rings;     /* peers holding a ring of ours
 	                               * (paths/ring.c, ring.peers) */
 	rmq_ctx           *ctx;
-	int                type;
 	const struct rmq_pattern_ops *pat; /* the pattern (patterns/) */
 	void              *pstate;    /* its private state */
 	const struct rmq_path_ops *const *path_ops; /* the rows (paths/) */
