@@ -24,7 +24,7 @@ struct rmq_blmsg {
 static bool
 keeps(const struct rmq_socket *s)
 {
-	if (s->type != RMQ_PAIR && s->type != RMQ_PUSH)
+	if (!s->pat->keep_sends)
 		return false;
 	return s->bl_n > 0 ||
 	       (s->peers->nlive == 0 && rmq_dial_pending(s));

@@ -1,11 +1,11 @@
 /*
  * What a pattern is to the engine: the ops table each pattern in
  * patterns/ implements (nng's protocols are the model), listed once in
- * patterns/registry.c.  The core calls a pattern only through it;
- * lib/pattern.h is what the core offers back.  A pattern's sockets read
- * the config's thresholds.SECTION, named in its ops; it keeps its state in
- * the core-allocated sock_size and peer_size blocks and hears of peers
- * through peer_added / peer_gone.
+ * patterns/registry.c, which opens sockets with it (rmq_sock_open).  The
+ * core calls a pattern only through it; lib/pattern.h is what the core
+ * offers back.  A pattern's sockets read the config's thresholds.SECTION,
+ * named in its ops; it keeps its state in the core-allocated sock_size and
+ * peer_size blocks and hears of peers through peer_added / peer_gone.
  *
  * Wire ids (the HELLO's pattern field; a peer is compatible when it sends
  * our peer_id):
@@ -43,6 +43,8 @@ struct rmq_pattern_ops {
 	uint16_t    peer_id;    /* the wire id a peer must send */
 	int         max_peers;  /* 0: any number */
 	bool        report_lost; /* a dead peer fails the next operation */
+	bool        keep_sends; /* with no live peer and a connect under way,
+	                         * sends wait in the backlog (backlog.h) */
 	size_t      sock_size;  /* private state; the core allocates and
 	                         * zeroes it */
 	size_t      peer_size;  /* per peer, likewise (0: none) */
@@ -103,15 +105,29 @@ struct rmq_pattern_ops {
 	                   void *pp);
 };
 
-/* The registry (patterns/registry.c). */
+/*
+ * The registry (patterns/registry.c), on top of the core: the public
+ * rmq_ctx_new and rmq_socket_open live there and call down into the core
+ * below (as nng's protocols call nni_proto_open); nothing in lib/ calls
+ * up into it.  These two are for the tools and the tests.
+ */
 const struct rmq_pattern_ops *rmq_pattern_find(int type);
 /* Every pattern, NULL-terminated. */
 const struct rmq_pattern_ops *const *rmq_pattern_all(void);
+
+/* What the core offers the registry. */
+/* A socket of the pattern ops (lib/sock.c); ctx, ops and sp not NULL. */
+int rmq_sock_open(rmq_ctx *ctx, const struct rmq_pattern_ops *ops,
+                  rmq_socket **sp);
 /*
- * Every thresholds.SECTION of the config must be some pattern's: 0, or
- * -RMQ_ECONFIG with "FILE:LINE:COL: thresholds.X: ..." in err.
+ * A check of the loaded config from above: 0, or -RMQ_ECONFIG with
+ * "FILE:LINE:COL: ..." in err.
  */
-int rmq_pattern_check_sections(const struct rmq_config *cfg, char *err,
-                               size_t errlen);
+typedef int (*rmq_cfg_check_fn)(const struct rmq_config *cfg, char *err,
+                                size_t errlen);
+/* A context (lib/ctx.c), as rmq_ctx_new says; check (may be NULL) runs
+ * after the config was checked against this machine. */
+int rmq_ctx_open(rmq_ctx **ctxp, const char *config_path,
+                 rmq_cfg_check_fn check);
 
 #endif /* RMQ_PATTERN_OPS_H */

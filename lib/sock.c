@@ -60,25 +60,15 @@ shut_ready(struct rmq_source *src, short revents, void *owner)
 	RMQ_UNUSED(owner);
 }
 
+/* rmq_socket_open (patterns/registry.c) found the pattern of the type. */
 int
-rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
+rmq_sock_open(rmq_ctx *ctx, const struct rmq_pattern_ops *ops,
+              rmq_socket **sp)
 {
-	const struct rmq_pattern_ops *ops;
-	struct sock_block            *blk;
-	struct rmq_socket            *s;
-	int                           rc;
+	struct sock_block *blk;
+	struct rmq_socket *s;
+	int                rc;
 
-	if (ctx == NULL || sp == NULL)
-		return -RMQ_EINVAL;
-	*sp = NULL;
-	ops = rmq_pattern_find(type);
-	if (ops == NULL) {
-		rmq_log(RMQ_LOG_ERROR,
-		        "socket type %d does not exist (RMQ_PAIR, RMQ_REQ, "
-		        "RMQ_REP, RMQ_PUB, RMQ_SUB, RMQ_PUSH, RMQ_PULL)",
-		        type);
-		return -RMQ_EINVAL;
-	}
 	blk = calloc(1, sizeof(*blk));
 	if (blk == NULL)
 		return -RMQ_ENOMEM;
@@ -94,7 +84,6 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	}
 	s->ctx          = ctx;
 	s->pat          = ops;
-	s->type         = type;
 	s->path_ops     = rmq_paths;
 	s->link0        = &rmq_link_fabric;
 	s->on_msg       = rmq_xfer_rx;

@@ -60,7 +60,6 @@ struct rmq_shard {
 struct rmq_socket {
 	struct rmq_reactor reactor;   /* progress.c: completions, fds, waits */
 	rmq_ctx           *ctx;
-	int                type;
 	const struct rmq_pattern_ops *pat; /* the pattern (patterns/) */
 	void              *pstate;    /* its private state */
 	const struct rmq_path_ops *const *path_ops; /* the rows (paths/) */

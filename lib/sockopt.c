@@ -258,7 +258,7 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 	case RMQ_RCVHWM:
 		return rmq_opt_get_int(s->rcvhwm, val, len);
 	case RMQ_TYPE:
-		return rmq_opt_get_int(s->type, val, len);
+		return rmq_opt_get_int(s->pat->type, val, len);
 	case RMQ_NPEERS:
 		return rmq_opt_get_int(s->peers->nlive, val, len);
 	case RMQ_MAXMSGSIZE:

@@ -53,8 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "pattern.h"
-#include "pubsub.h"
+#include "topics.h"
 #include "util.h"
 #include "wire.h"
 
@@ -144,7 +145,8 @@ log_timer(void *arg, int64_t now)
 	rmq_pat_timer_at(lg->tm, now + SETTLE_NS);
 }
 
-void
+/* A pattern frame to p, failing p if it cannot go. */
+static void
 ps_tell(struct rmq_socket *s, struct rmq_peer *p, int op, const void *body,
         size_t len)
 {

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "pattern.h"
-#include "pubsub.h"
+#include "topics.h"
 #include "util.h"
 #include "wire.h"
 

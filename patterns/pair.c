@@ -35,6 +35,7 @@ const struct rmq_pattern_ops rmq_pattern_pair = {
 	.peer_id     = 0x10,
 	.max_peers   = 1,
 	.report_lost = true,
+	.keep_sends  = true,
 	.send        = pair_send,
 	.recv        = rmq_pat_op_recv_any,
 	.events      = pair_events,

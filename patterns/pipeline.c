@@ -93,6 +93,7 @@ const struct rmq_pattern_ops rmq_pattern_push = {
 	.self_id     = 0x50,
 	.peer_id     = 0x51,
 	.report_lost = false,
+	.keep_sends  = true,
 	.send        = push_send,
 	.recv        = rmq_pat_op_no_recv,
 	.events      = rmq_pat_op_events_out,

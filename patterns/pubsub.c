@@ -35,96 +35,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "path_ops.h"
 #include "pattern.h"
-#include "pubsub.h"
+#include "topics.h"
 #include "util.h"
 #include "wire.h"
 
 #define PS_NEWS_NS 50000 /* a send takes in news at most this often */
 #define SUB_PREFIXES_MAX   10000 /* prefixes one subscriber may hold */
-
-/* ---- a set of prefixes ---- */
-
-static int
-prefixes_find(const struct prefixes *ps, const uint8_t *b, size_t len)
-{
-	int i;
-
-	for (i = 0; i < ps->n; i++)
-		if (ps->v[i].len == len &&
-		    (len == 0 || memcmp(ps->v[i].b, b, len) == 0))
-			return i;
-	return -1;
-}
-
-static int
-prefixes_add(struct prefixes *ps, const uint8_t *b, size_t len)
-{
-	struct prefix *nv;
-	int            cap;
-
-	if (ps->n == ps->cap) {
-		cap = ps->cap ? 2 * ps->cap : 8;
-		nv  = realloc(ps->v, (size_t) cap * sizeof(*nv));
-		if (nv == NULL)
-			return -RMQ_ENOMEM;
-		ps->v   = nv;
-		ps->cap = cap;
-	}
-	ps->v[ps->n].b = malloc(len ? len : 1);
-	if (ps->v[ps->n].b == NULL)
-		return -RMQ_ENOMEM;
-	if (len > 0)
-		memcpy(ps->v[ps->n].b, b, len);
-	ps->v[ps->n].len   = len;
-	ps->v[ps->n].count = 1;
-	ps->n++;
-	if (len == 0)
-		ps->nall++;
-	return 0;
-}
-
-static void
-prefixes_del(struct prefixes *ps, int i)
-{
-	if (ps->v[i].len == 0)
-		ps->nall--;
-	free(ps->v[i].b);
-	ps->v[i] = ps->v[--ps->n];
-}
-
-static void
-prefixes_free(struct prefixes *ps)
-{
-	while (ps->n > 0)
-		prefixes_del(ps, ps->n - 1);
-	free(ps->v);
-	memset(ps, 0, sizeof(*ps));
-}
-
-bool
-ps_match(const struct prefixes *ps, const uint8_t *b, size_t len)
-{
-	int i;
-
-	if (ps->nall > 0)
-		return true;
-	for (i = 0; i < ps->n; i++)
-		if (ps->v[i].len <= len && memcmp(ps->v[i].b, b, ps->v[i].len) == 0)
-			return true;
-	return false;
-}
-
-size_t
-ps_frame(uint8_t *b, int op, uint32_t seq, const void *prefix, size_t len)
-{
-	b[0] = (uint8_t) op;
-	rmq_put32(b + 1, seq);
-	if (len > 0)
-		memcpy(b + SUB_FRAME_HDR, prefix, len);
-	return SUB_FRAME_HDR + len;
-}
 
 /* Is serial a at or after b (wrapping)? */
 static bool
@@ -257,7 +176,7 @@ sub_setopt(void *stp, struct rmq_socket *s, int opt, const void *val,
 		return -RMQ_EINVAL;
 	if ((val == NULL && len > 0) || len > SUB_PREFIX_MAX)
 		return -RMQ_EINVAL;
-	i = prefixes_find(&st->subs, val, len);
+	i = ps_prefix_find(&st->subs, val, len);
 	if (opt == RMQ_SUBSCRIBE) {
 		if (i >= 0) {
 			st->subs.v[i].count++;
@@ -266,7 +185,7 @@ sub_setopt(void *stp, struct rmq_socket *s, int opt, const void *val,
 			return rmq_pat_wait(s, 0, rmq_pat_sndtimeo(s), all_acked,
 			                    st);
 		}
-		rc = prefixes_add(&st->subs, val, len);
+		rc = ps_prefix_add(&st->subs, val, len);
 		if (rc != 0)
 			return rc;
 		return sub_tell_all(s, st, SUB_OP_SUBSCRIBE, val, len);
@@ -275,7 +194,7 @@ sub_setopt(void *stp, struct rmq_socket *s, int opt, const void *val,
 		return -RMQ_EINVAL;
 	if (--st->subs.v[i].count > 0)
 		return 0;
-	prefixes_del(&st->subs, i);
+	ps_prefix_del(&st->subs, i);
 	return sub_tell_all(s, st, SUB_OP_UNSUBSCRIBE, val, len);
 }
 
@@ -301,7 +220,7 @@ sub_fini(void *stp)
 	struct sub_state *st = stp;
 
 	ps_readers_free(st);
-	prefixes_free(&st->subs);
+	ps_prefixes_free(&st->subs);
 	free(st->pubs);
 }
 
@@ -355,7 +274,7 @@ pub_peer_gone(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp)
 		}
 	st->ids_n = -1;
 	ps_log_leave(st, sp);
-	prefixes_free(&sp->subs);
+	ps_prefixes_free(&sp->subs);
 }
 
 static bool
@@ -383,16 +302,16 @@ pub_ctrl_rx(void *stp, struct rmq_socket *s, struct rmq_peer *p, void *pp,
 		return -RMQ_EPROTO;
 	switch (body[0]) {
 	case SUB_OP_SUBSCRIBE:
-		if (prefixes_find(&sp->subs, prefix, plen) >= 0)
+		if (ps_prefix_find(&sp->subs, prefix, plen) >= 0)
 			break; /* a repeat changes nothing */
 		if (sp->subs.n >= SUB_PREFIXES_MAX)
 			return -RMQ_EPROTO;
-		rc = prefixes_add(&sp->subs, prefix, plen);
+		rc = ps_prefix_add(&sp->subs, prefix, plen);
 		break;
 	case SUB_OP_UNSUBSCRIBE:
-		i = prefixes_find(&sp->subs, prefix, plen);
+		i = ps_prefix_find(&sp->subs, prefix, plen);
 		if (i >= 0)
-			prefixes_del(&sp->subs, i);
+			ps_prefix_del(&sp->subs, i);
 		break;
 	case SUB_OP_SYNC:
 		if (plen != 0 || sp->synced)

@@ -1,12 +1,19 @@
 /*
  * The patterns.  Adding one: its file, and one line in RMQ_PATTERNS.  Its
  * config section (thresholds.SECTION) and its wire ids are in its ops.
+ *
+ * The registry sits on top: the public rmq_ctx_new and rmq_socket_open
+ * are here, and open the core's context and socket with what the patterns
+ * say (a socket's ops, the config sections they read), as nng's
+ * nng_req0_open calls nni_proto_open.  The core never calls up into it.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "pattern.h"
+#include "util.h"
 
 #define RMQ_PATTERNS(X) \
 	X(rmq_pattern_pair) \
@@ -62,9 +69,12 @@ sections(char *buf, size_t len)
 	}
 }
 
-int
-rmq_pattern_check_sections(const struct rmq_config *cfg, char *err,
-                           size_t errlen)
+/*
+ * Every thresholds.SECTION of the config must be some pattern's: 0, or
+ * -RMQ_ECONFIG with "FILE:LINE:COL: thresholds.X: ..." in err.
+ */
+static int
+check_sections(const struct rmq_config *cfg, char *err, size_t errlen)
 {
 	const struct rmq_pattern_ops *const *p;
 	char                                where[300], have[128];
@@ -86,4 +96,48 @@ rmq_pattern_check_sections(const struct rmq_config *cfg, char *err,
 		return -RMQ_ECONFIG;
 	}
 	return 0;
+}
+
+int
+rmq_ctx_new(rmq_ctx **ctxp, const char *config_path)
+{
+	return rmq_ctx_open(ctxp, config_path, check_sections);
+}
+
+/* "RMQ_PAIR, RMQ_REQ": the socket types there are, as rmq.h spells them. */
+static void
+type_names(char *buf, size_t len)
+{
+	const struct rmq_pattern_ops *const *p;
+	const char                          *c;
+	size_t                               n = 0;
+
+	buf[0] = '\0';
+	for (p = patterns; *p != NULL && n < len; p++) {
+		n += (size_t) snprintf(buf + n, len - n, "%sRMQ_",
+		                       n ? ", " : "");
+		for (c = (*p)->name; *c != '\0' && n + 1 < len; c++)
+			buf[n++] = (char) toupper((unsigned char) *c);
+		if (n < len)
+			buf[n] = '\0';
+	}
+}
+
+int
+rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
+{
+	const struct rmq_pattern_ops *ops;
+	char                          names[128];
+
+	if (ctx == NULL || sp == NULL)
+		return -RMQ_EINVAL;
+	*sp = NULL;
+	ops = rmq_pattern_find(type);
+	if (ops == NULL) {
+		type_names(names, sizeof(names));
+		rmq_log(RMQ_LOG_ERROR, "socket type %d does not exist (%s)",
+		        type, names);
+		return -RMQ_EINVAL;
+	}
+	return rmq_sock_open(ctx, ops, sp);
 }

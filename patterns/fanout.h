@@ -1,9 +1,11 @@
 /*
- * PUB/SUB's state, shared by pubsub.c (subscriptions, push fan-out) and
- * fanout.c (the log subscribers read with fi_read).  Private to patterns/.
+ * PUB/SUB's state and its log: what the pattern (pubsub.c) shares with
+ * the log's publisher side (fanout.c) and subscriber side (fanout_read.c).
+ * pubsub.c calls into the log; the log calls nothing of pubsub.c (it
+ * matches and frames with topics.h).  Private to patterns/.
  */
-#ifndef RMQ_PUBSUB_H
-#define RMQ_PUBSUB_H
+#ifndef RMQ_FANOUT_H
+#define RMQ_FANOUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,35 +14,10 @@
 #include <string.h>
 
 #include "pattern.h"
-
-/* Control frames (RMQ_CK_PAT bodies): u8 op | u32 seq | body. */
-#define SUB_OP_SUBSCRIBE   1 /* SUB -> PUB: prefix */
-#define SUB_OP_UNSUBSCRIBE 2 /* SUB -> PUB: prefix */
-#define SUB_OP_SYNC        3 /* SUB -> PUB: the connect-time ones are in */
-#define SUB_OP_ACK         4 /* PUB -> SUB: every frame up to seq applied */
-#define SUB_OP_LOG         5 /* PUB -> SUB: read my log (fanout.c) */
-
-#define SUB_FRAME_HDR      5    /* op + seq */
-#define SUB_PREFIX_MAX     1000 /* bytes in one prefix */
+#include "topics.h"
 
 #define PS_LOG_SUBS        64   /* log subscribers a PUB has; the rest are
                                  * pushed to */
-
-struct prefix {
-	uint8_t *b;
-	size_t   len;
-	uint32_t count; /* SUB: times subscribed */
-};
-
-struct prefixes {
-	struct prefix *v;
-	int            n, cap;
-	int            nall; /* of length 0: everything matches */
-};
-
-bool ps_match(const struct prefixes *ps, const uint8_t *b, size_t len);
-size_t ps_frame(uint8_t *b, int op, uint32_t seq, const void *body,
-                size_t len);
 
 /* ---- PUB ---- */
 
@@ -148,10 +125,6 @@ cell_check(uint64_t c, uint64_t t)
 	return ~c ^ (t * 0x9e3779b97f4a7c15ull);
 }
 
-/* A pattern frame to p (ps_frame), failing p if it cannot go. */
-void ps_tell(struct rmq_socket *s, struct rmq_peer *p, int op,
-             const void *body, size_t len);
-
 /* fanout.c, publisher side. */
 /* Start the log if the subscribers reached the threshold; move every
  * synced push subscriber to it (room permitting).  0 or -error. */
@@ -205,4 +178,4 @@ bool ps_readers_stop(struct sub_state *st);
 /* The socket closed (its endpoint first): free every reader. */
 void ps_readers_free(struct sub_state *st);
 
-#endif /* RMQ_PUBSUB_H */
+#endif /* RMQ_FANOUT_H */
