@@ -1,16 +1,20 @@
-/* The provider registry: order is preference for provider "auto". */
+/*
+ * The provider registry.  Its one line is the list of names in
+ * providers/meson.build, in order of preference for provider "auto";
+ * prov_rows.h, generated from it, lists the rows here.
+ */
 #include <string.h>
 
 #include "prov.h"
 
+#define ROW(n) &rmq_prov_##n,
+
 static const struct rmq_prov *const rmq_provs[] = {
-	&rmq_prov_verbs,
-	&rmq_prov_efa,
-	&rmq_prov_tcp,
-	&rmq_prov_sockets,
-	&rmq_prov_shm,
-	NULL,
+	RMQ_PROV_ROWS(ROW) NULL,
 };
+
+_Static_assert(sizeof(rmq_provs) / sizeof(rmq_provs[0]) == RMQ_PROV_NROWS + 1,
+               "RMQ_PROV_NROWS counts the rows");
 
 const struct rmq_prov *const *
 rmq_prov_all(void)

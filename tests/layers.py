@@ -35,7 +35,7 @@ LAYERS = [
 # Below every layer: the public API, the config, the provider rows, and
 # what meson generates.
 BELOW = ["include", "config", "providers"]
-GENERATED = {"rmq_config.h"}
+GENERATED = {"rmq_config.h", "prov_rows.h"}
 MAX_LINES = 900
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
