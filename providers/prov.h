@@ -56,10 +56,14 @@ struct rmq_prov {
 	int         max_peers;  /* peers one endpoint can address (its AV
 	                         * holds no more); 0: no limit known */
 	const char *notes;    /* printed by rmq_info and in rmq(7) */
-	/* Its knobs: the config keys (schema.c) that name the network
-	 * interface and the device (fi_info's domain) it uses; NULL: none. */
-	const char *iface_key;  /* "tcp.interface" */
-	const char *domain_key; /* "verbs.domain" */
+	/* Its knobs: the config keys that name the network interface and
+	 * the device (fi_info's domain) it uses, each with the line that
+	 * describes it; NULL: none.  config/schema.c makes them keys (text,
+	 * checked as an interface or a domain name, default ""). */
+	const char *iface_key;   /* "<name>.interface" */
+	const char *iface_help;
+	const char *domain_key;  /* "<name>.domain" */
+	const char *domain_help;
 	/* Provider variables librmq sets (NAME, VALUE, NAME, VALUE, ...,
 	 * NULL) unless the environment has them, before libfabric's first
 	 * call in the process reads them. */
@@ -83,5 +87,21 @@ RMQ_PROV_ROWS(RMQ_PROV_DECLARE)
 const struct rmq_prov *const *rmq_prov_all(void);
 /* The row whose name or fi_prov is name, or NULL. */
 const struct rmq_prov *rmq_prov_by_name(const char *name);
+/* A row's place in rmq_prov_all(), or -1 if p is not a row. */
+int rmq_prov_index(const struct rmq_prov *p);
+
+/*
+ * The i-th row in the order librmq lists providers to a user (the
+ * config's choices and keys, usage texts, messages): those that reach only
+ * this host, then those that run on any network, then those that need an
+ * RDMA NIC -- the ones every machine has first; the registry's order
+ * within each.  NULL past the last.
+ */
+const struct rmq_prov *rmq_prov_listed(size_t i);
+
+/* The rows' names in that order, sep between two of them and last before
+ * the last one: "shm, tcp or efa" (sep ", ", last " or "). */
+void rmq_prov_names(char *buf, size_t len, const char *sep,
+                    const char *last);
 
 #endif /* RMQ_PROV_H */
