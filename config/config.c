@@ -47,9 +47,11 @@
 
 #define NAMED_PREFIX "thresholds.sockets" /* NAME.key below it */
 #define SECT_PREFIX  "thresholds."        /* SECTION.key below it */
+/* The socket names' section, under thresholds: no pattern's. */
+#define NAMED_SECT (NAMED_PREFIX + sizeof SECT_PREFIX - 1)
 /* Every key or section at most once: the schema's, then the sections. */
 #define SEEN_MAX                                                              \
-	(2 * RMQ_SCHEMA_NKEYS + 1                                             \
+	(2 * RMQ_SCHEMA_MAX + 1                                               \
 	    + (RMQ_CFG_NAMED_MAX + RMQ_CFG_SECT_MAX) * (1 + RMQ_CFG_NPK))
 
 struct loader {
@@ -524,9 +526,9 @@ set_value(struct loader *ld, const struct rmq_schema_key *k,
 		rc = at(ld, mark, "%s: %s", k->name, what);
 		goto out;
 	}
-	ld->cfg.src[k - rmq_schema]  = RMQ_CFG_SRC_FILE;
-	ld->cfg.line[k - rmq_schema] = (unsigned) mark.line + 1;
-	ld->cfg.col[k - rmq_schema]  = (unsigned) mark.column + 1;
+	ld->cfg.src[rmq_schema_index(k)]  = RMQ_CFG_SRC_FILE;
+	ld->cfg.line[rmq_schema_index(k)] = (unsigned) mark.line + 1;
+	ld->cfg.col[rmq_schema_index(k)]  = (unsigned) mark.column + 1;
 out:
 	return rc;
 }
@@ -868,7 +870,7 @@ env_apply(struct rmq_config *tmp, const struct rmq_schema_key *k,
 		set_err(err, errlen, "%s: %s", var, what);
 		return rc;
 	}
-	tmp->src[k - rmq_schema] = RMQ_CFG_SRC_ENV;
+	tmp->src[rmq_schema_index(k)] = RMQ_CFG_SRC_ENV;
 	return 0;
 }
 
@@ -906,7 +908,7 @@ env_sections(struct rmq_config *tmp, char *err, size_t errlen)
 			sect[i] = (char) (name[i] >= 'A' && name[i] <= 'Z'
 			        ? name[i] + 32 : name[i]);
 		sect[n] = '\0';
-		if (strcmp(sect, "sockets") == 0 || !section_name_ok(sect, n))
+		if (strcmp(sect, NAMED_SECT) == 0 || !section_name_ok(sect, n))
 			continue;
 		memcpy(var, *ep, (size_t) (eq - *ep));
 		var[eq - *ep] = '\0';
@@ -966,9 +968,10 @@ rmq_config_env(struct rmq_config *cfg, char *err, size_t errlen)
 		if (rc != 0)
 			goto out;
 	}
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		rmq_config_env_name(rmq_schema[i].name, var, sizeof var);
-		rc = env_apply(&tmp, &rmq_schema[i], var, err, errlen);
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		k = rmq_schema_at(i);
+		rmq_config_env_name(k->name, var, sizeof var);
+		rc = env_apply(&tmp, k, var, err, errlen);
 		if (rc != 0)
 			goto out;
 	}
@@ -985,7 +988,7 @@ rmq_config_key_index(const char *key)
 {
 	const struct rmq_schema_key *k = rmq_schema_find(key, strlen(key));
 
-	return k != NULL ? (int) (k - rmq_schema) : -1;
+	return k != NULL ? (int) rmq_schema_index(k) : -1;
 }
 
 const char *
@@ -1155,8 +1158,8 @@ rmq_config_dump(const struct rmq_config *cfg, FILE *f)
 	           "# environment, then the defaults; every key with its source.\n"
 	           "# Loads back as it is (dotted keys).\n",
 	    cfg->file[0] ? cfg->file : "(none)");
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		k = &rmq_schema[i];
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		k = rmq_schema_at(i);
 		rmq_schema_format(k, cfg, val, sizeof val);
 		rmq_config_env_name(k->name, var, sizeof var);
 		alias = rmq_config_env_var(k->name);

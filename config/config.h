@@ -9,7 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rmq.h" /* enum rmq_log_level */
+#include "prov.h" /* RMQ_PROV_NROWS */
+#include "rmq.h"  /* enum rmq_log_level */
 
 #define RMQ_CFG_STR_MAX 64
 #define RMQ_CFG_ERR_MAX 512
@@ -28,7 +29,9 @@ enum rmq_cfg_src {
 	RMQ_CFG_SRC_ENV,         /* an RMQ_* environment variable */
 };
 
-#define RMQ_CFG_MAX_KEYS 64 /* room in src[]; schema.c checks */
+/* Room in src[]: the fixed keys and two knobs per provider row; schema.c
+ * checks. */
+#define RMQ_CFG_MAX_KEYS (54 + 2 * RMQ_PROV_NROWS)
 
 /* Path thresholds of one section (0 and -1: inherit). */
 struct rmq_cfg_paths {
@@ -101,13 +104,13 @@ struct rmq_cfg_section {
  * provider's inject size and a measured eager limit).
  */
 struct rmq_config {
-	char     provider[RMQ_CFG_STR_MAX]; /* auto|shm|tcp|sockets|verbs|efa */
+	char     provider[RMQ_CFG_STR_MAX]; /* auto or a provider row's name */
 	char     provider_order[RMQ_CFG_STR_MAX]; /* auto's choice: "verbs,tcp" */
-	char     tcp_iface[RMQ_CFG_STR_MAX];     /* tcp.interface, "" = any */
-	char     sockets_iface[RMQ_CFG_STR_MAX]; /* sockets.interface */
-	char     verbs_iface[RMQ_CFG_STR_MAX];   /* verbs.interface */
-	char     verbs_domain[RMQ_CFG_STR_MAX];  /* verbs.domain: mlx5_0 */
-	char     efa_domain[RMQ_CFG_STR_MAX];    /* efa.domain */
+	/* The provider rows' knobs (a row's iface_key and domain_key), by
+	 * the row's place in the registry; "" = unset.  Read them by key:
+	 * rmq_config_str(cfg, row->iface_key). */
+	char     prov_iface[RMQ_PROV_NROWS][RMQ_CFG_STR_MAX];
+	char     prov_domain[RMQ_PROV_NROWS][RMQ_CFG_STR_MAX];
 	size_t   inject_max;     /* thresholds.inject_max, 0 = provider row */
 	size_t   eager_max;      /* thresholds.eager_max,  0 = provider row */
 	size_t   ring_max;       /* thresholds.ring_max,   0 = provider row */

@@ -3,7 +3,12 @@
  * in the one table below; rmq_config_defaults(), the YAML loader, the
  * environment overrides and rmq.yaml.example all follow it.  Adding a key
  * means adding a field to struct rmq_config, a row here, bumping
- * RMQ_SCHEMA_NKEYS, and a paragraph in rmq.yaml.example.
+ * RMQ_SCHEMA_NFIXED, and a paragraph in rmq.yaml.example.
+ *
+ * What names a provider comes from the provider registry instead
+ * (providers/prov.h), when the table is first used: the choices of
+ * provider and provider_order, provider_order's default, and the keys of
+ * each row's knobs ("tcp.interface"), which go after provider_order.
  *
  * Values are parsed by hand rather than with strtol()/strtoull(): those
  * accept leading blanks, "0x", signs on unsigned numbers and saturate on
@@ -12,6 +17,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,15 +45,16 @@
 #define DIST_MAX     64 /* longer names are never within reach */
 #define SUGGEST_MAX  3 /* largest edit distance we suggest */
 
-static const struct rmq_schema_choice providers[] = {
-	{ "auto", 0 },
-	{ "shm", 1 },
-	{ "tcp", 2 },
-	{ "sockets", 3 },
-	{ "verbs", 4 },
-	{ "efa", 5 },
-	{ NULL, 0 },
-};
+/*
+ * Filled from the registry by schema_init().  provider: auto, then each
+ * row as rmq_prov_listed() orders them, its value its registry index + 1.
+ * provider_order: every row, in the registry's order (the preference);
+ * by default those that reach beyond this host (not RMQ_PROV_LOCAL_ONLY:
+ * auto must not take one that cannot reach the peers of a multi-node job).
+ */
+static struct rmq_schema_choice providers[RMQ_PROV_NROWS + 2];
+static struct rmq_schema_choice order_providers[RMQ_PROV_NROWS + 1];
+static char                     order_default[RMQ_CFG_STR_MAX];
 
 static const struct rmq_schema_choice log_levels[] = {
 	{ "off", RMQ_LOG_OFF },
@@ -127,16 +134,6 @@ enum parse_result {
 
 static enum parse_result parse_digits(
     const char *text, size_t len, size_t *i, uint64_t *out);
-
-/* provider_order: every provider but auto. */
-static const struct rmq_schema_choice order_providers[] = {
-	{ "verbs", 4 },
-	{ "efa", 5 },
-	{ "tcp", 2 },
-	{ "sockets", 3 },
-	{ "shm", 1 },
-	{ NULL, 0 },
-};
 
 /*
  * The STR rows' checks: syntax only; text NULL asks for the expectation.  Whether the interface exists, the
@@ -246,6 +243,9 @@ check_cpuset(const char *text, size_t len, char *what, size_t whatlen)
 	return -1;
 }
 
+/* Where schema_init() puts the provider rows' knobs. */
+#define PROVIDER_KNOBS { NULL }
+
 /*
  * name, type, min, max, default, choices, field, description.
  * Keep sections together: rmq.yaml.example lists them in this order.
@@ -255,32 +255,15 @@ check_cpuset(const char *text, size_t len, char *what, size_t whatlen)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #endif
-const struct rmq_schema_key rmq_schema[] = {
+static const struct rmq_schema_key fixed[] = {
 	{ "provider", RMQ_SCHEMA_STRENUM, 0, 0, 0, providers, FIELD(provider),
 	    "libfabric provider; auto takes the first of provider_order that "
 	    "this machine has" },
 	{ "provider_order", RMQ_SCHEMA_LIST, 0, 0, 0, order_providers,
 	    FIELD(provider_order),
 	    "provider auto: the providers to try, best first",
-	    NULL, "verbs,efa,tcp,sockets" },
-	{ "tcp.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(tcp_iface),
-	    "tcp: the network interface (libfabric's domain, e.g. eth0) "
-	    "fabric traffic uses; empty = the one the address routes by",
-	    check_iface, "" },
-	{ "sockets.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL,
-	    FIELD(sockets_iface),
-	    "sockets: the network interface fabric traffic uses; empty = "
-	    "the one the address routes by",
-	    check_iface, "" },
-	{ "verbs.interface", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(verbs_iface),
-	    "verbs: the IP interface (e.g. ib0) whose device is used; empty "
-	    "= any", check_iface, "" },
-	{ "verbs.domain", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(verbs_domain),
-	    "verbs: the device, as fi_info names its domain (e.g. mlx5_0); "
-	    "empty = the provider's first", check_domain, "" },
-	{ "efa.domain", RMQ_SCHEMA_STR, 0, 0, 0, NULL, FIELD(efa_domain),
-	    "efa: the device, as fi_info names its domain (e.g. "
-	    "rdmap0s6-rdm); empty = the provider's first", check_domain, "" },
+	    NULL, order_default },
+	PROVIDER_KNOBS,
 	{ "log.level", RMQ_SCHEMA_ENUM, 0, 0, RMQ_LOG_WARN, log_levels,
 	    FIELD(log_level),
 	    "least severe message that is logged; off = none" },
@@ -471,10 +454,15 @@ const struct rmq_schema_key rmq_schema_path_keys[RMQ_CFG_NPK] = {
 #pragma GCC diagnostic pop
 #endif
 
-_Static_assert(sizeof(rmq_schema) / sizeof(rmq_schema[0]) == RMQ_SCHEMA_NKEYS,
-    "RMQ_SCHEMA_NKEYS does not match the table");
-_Static_assert(RMQ_SCHEMA_NKEYS <= RMQ_CFG_MAX_KEYS,
+_Static_assert(sizeof(fixed) / sizeof(fixed[0]) == RMQ_SCHEMA_NFIXED + 1,
+    "RMQ_SCHEMA_NFIXED does not match the table (and its PROVIDER_KNOBS)");
+_Static_assert(RMQ_SCHEMA_MAX <= RMQ_CFG_MAX_KEYS,
     "struct rmq_config's src[] is too small");
+
+/* The fixed rows and the knobs, in order; built once (schema_init). */
+static struct rmq_schema_key schema[RMQ_SCHEMA_MAX];
+static size_t                nkeys;
+static pthread_once_t        schema_once = PTHREAD_ONCE_INIT;
 
 
 /* Append to buf at *pos, truncating; *pos stops at buflen - 1. */
@@ -820,19 +808,109 @@ out:
 	return rc;
 }
 
+/* Append the row of a provider's knob: a text key, checked by check,
+ * stored at offset in struct rmq_config. */
+static void
+add_knob(const char *key, const char *help, size_t offset,
+    rmq_schema_check_fn check)
+{
+	struct rmq_schema_key *k = &schema[nkeys];
+	size_t                 i;
+
+	assert(nkeys < RMQ_SCHEMA_MAX && help != NULL);
+	for (i = 0; i < nkeys; i++)
+		assert(strcmp(schema[i].name, key) != 0);
+	memset(k, 0, sizeof *k);
+	k->name   = key;
+	k->type   = RMQ_SCHEMA_STR;
+	k->offset = offset;
+	k->size   = RMQ_CFG_STR_MAX;
+	k->desc   = help;
+	k->check  = check;
+	k->sdef   = "";
+	nkeys++;
+}
+
+/* Each row's knobs, rows in listed order, its interface before its domain. */
+static void
+add_knobs(void)
+{
+	const struct rmq_prov *p;
+	size_t                 i, at;
+
+	for (i = 0; (p = rmq_prov_listed(i)) != NULL; i++) {
+		at = (size_t) rmq_prov_index(p) * RMQ_CFG_STR_MAX;
+		if (p->iface_key != NULL)
+			add_knob(p->iface_key, p->iface_help,
+			    offsetof(struct rmq_config, prov_iface) + at,
+			    check_iface);
+		if (p->domain_key != NULL)
+			add_knob(p->domain_key, p->domain_help,
+			    offsetof(struct rmq_config, prov_domain) + at,
+			    check_domain);
+	}
+}
+
+static void
+schema_init(void)
+{
+	const struct rmq_prov *const *pp;
+	const struct rmq_prov        *p;
+	size_t                        i, n = 0, pos = 0;
+
+	providers[n++] = (struct rmq_schema_choice) { "auto", 0 };
+	for (i = 0; (p = rmq_prov_listed(i)) != NULL; i++)
+		providers[n++] = (struct rmq_schema_choice) { p->name,
+			rmq_prov_index(p) + 1 };
+	for (pp = rmq_prov_all(), i = 0; *pp != NULL; pp++, i++) {
+		order_providers[i] = (struct rmq_schema_choice) { (*pp)->name,
+			(int) i + 1 };
+		if (!((*pp)->flags & RMQ_PROV_LOCAL_ONLY))
+			put(order_default, sizeof order_default, &pos, "%s%s",
+			    pos > 0 ? "," : "", (*pp)->name);
+	}
+	for (i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		if (fixed[i].name == NULL)
+			add_knobs();
+		else
+			schema[nkeys++] = fixed[i];
+	}
+}
+
+size_t
+rmq_schema_nkeys(void)
+{
+	(void) pthread_once(&schema_once, schema_init);
+	return nkeys;
+}
+
+const struct rmq_schema_key *
+rmq_schema_at(size_t i)
+{
+	assert(i < rmq_schema_nkeys());
+	return &schema[i];
+}
+
+size_t
+rmq_schema_index(const struct rmq_schema_key *k)
+{
+	assert(k >= schema && k < schema + nkeys);
+	return (size_t) (k - schema);
+}
+
 void
 rmq_config_defaults(struct rmq_config *cfg)
 {
-	size_t i;
+	const struct rmq_schema_key *k;
+	size_t                       i, n = rmq_schema_nkeys();
 
 	memset(cfg, 0, sizeof *cfg);
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		if (rmq_schema[i].type == RMQ_SCHEMA_STR
-		    || rmq_schema[i].type == RMQ_SCHEMA_LIST)
-			store_text(&rmq_schema[i], cfg, rmq_schema[i].sdef,
-			    strlen(rmq_schema[i].sdef));
+	for (i = 0; i < n; i++) {
+		k = &schema[i];
+		if (k->type == RMQ_SCHEMA_STR || k->type == RMQ_SCHEMA_LIST)
+			store_text(k, cfg, k->sdef, strlen(k->sdef));
 		else
-			store(&rmq_schema[i], cfg, rmq_schema[i].def);
+			store(k, cfg, k->def);
 	}
 }
 
@@ -847,10 +925,10 @@ rmq_schema_find(const char *name, size_t len)
 		name = "log.level";
 		len  = 9;
 	}
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		if (strlen(rmq_schema[i].name) == len
-		    && memcmp(rmq_schema[i].name, name, len) == 0) {
-			k = &rmq_schema[i];
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		if (strlen(schema[i].name) == len
+		    && memcmp(schema[i].name, name, len) == 0) {
+			k = &schema[i];
 			break;
 		}
 	}
@@ -863,11 +941,11 @@ rmq_schema_section(const char *name, size_t len)
 	const char *found = NULL;
 	size_t      i;
 
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		if (len > 0 && strlen(rmq_schema[i].name) > len
-		    && rmq_schema[i].name[len] == '.'
-		    && memcmp(rmq_schema[i].name, name, len) == 0) {
-			found = rmq_schema[i].name;
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		if (len > 0 && strlen(schema[i].name) > len
+		    && schema[i].name[len] == '.'
+		    && memcmp(schema[i].name, name, len) == 0) {
+			found = schema[i].name;
 			break;
 		}
 	}
@@ -961,8 +1039,8 @@ rmq_schema_suggest(const char *name, size_t len, char *buf, size_t buflen)
 	unsigned    d;
 
 	upart = last_part(name, len, &upartlen);
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		key    = rmq_schema[i].name;
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		key    = schema[i].name;
 		keylen = strlen(key);
 		/* The sections this key is in, then the key itself. */
 		for (j = 1; j <= keylen; j++) {

@@ -12,7 +12,10 @@
 
 #include "config.h"
 
-#define RMQ_SCHEMA_NKEYS     49 /* rows in rmq_schema[] */
+#define RMQ_SCHEMA_NFIXED    44 /* rows of the fixed table in schema.c */
+/* Every key: the fixed ones and the provider rows' knobs (two at most
+ * per row). */
+#define RMQ_SCHEMA_MAX       (RMQ_SCHEMA_NFIXED + 2 * RMQ_PROV_NROWS)
 #define RMQ_SCHEMA_ECHO_SIZE 48 /* buffer for rmq_schema_echo() */
 
 enum rmq_schema_type {
@@ -53,7 +56,15 @@ struct rmq_schema_key {
 	const char         *sdef; /* STR and LIST rows: the default text */
 };
 
-extern const struct rmq_schema_key rmq_schema[RMQ_SCHEMA_NKEYS];
+/*
+ * The keys, in the order files and messages show them: schema.c's fixed
+ * table with, after provider_order, each provider row's knobs
+ * ("tcp.interface", "verbs.domain"), built from the registry on first use.
+ * rmq_schema_index(k) is k's place (its cfg->src[] slot).
+ */
+size_t                       rmq_schema_nkeys(void);
+const struct rmq_schema_key *rmq_schema_at(size_t i);
+size_t rmq_schema_index(const struct rmq_schema_key *k);
 /* The keys of a section of path keys (offsets into struct rmq_cfg_paths). */
 extern const struct rmq_schema_key rmq_schema_path_keys[RMQ_CFG_NPK];
 

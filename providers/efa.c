@@ -27,4 +27,6 @@ const struct rmq_prov rmq_prov_efa = {
 	.fanout_log   = 4, /* NOT measured (no NIC) */
 	.notes        = "not run on hardware here (no EFA device)",
 	.domain_key   = "efa.domain",
+	.domain_help  = "efa: the device, as fi_info names its domain (e.g. "
+	                "rdmap0s6-rdm); empty = the provider's first",
 };

@@ -23,4 +23,6 @@ const struct rmq_prov rmq_prov_sockets = {
 	                           * far slower than push (INTERNALS §17) */
 	.notes        = "reference provider; set FI_SOCKETS_PE_WAITTIME=0",
 	.iface_key    = "sockets.interface",
+	.iface_help   = "sockets: the network interface fabric traffic uses; "
+	                "empty = the one the address routes by",
 };

@@ -68,5 +68,8 @@ const struct rmq_prov rmq_prov_tcp = {
 	                           * INTERNALS §17); 1:1 keeps push latency */
 	.notes        = "RMA emulated: needs target progress",
 	.iface_key    = "tcp.interface",
+	.iface_help   = "tcp: the network interface (libfabric's domain, e.g. "
+	                "eth0) fabric traffic uses; empty = the one the "
+	                "address routes by",
 	.env_defaults = tcp_env,
 };

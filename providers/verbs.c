@@ -22,5 +22,9 @@ const struct rmq_prov rmq_prov_verbs = {
 	.fanout_log   = 4, /* NOT measured (no NIC) */
 	.notes        = "not run on hardware here (no RDMA NIC)",
 	.iface_key    = "verbs.interface",
+	.iface_help   = "verbs: the IP interface (e.g. ib0) whose device is "
+	                "used; empty = any",
 	.domain_key   = "verbs.domain",
+	.domain_help  = "verbs: the device, as fi_info names its domain (e.g. "
+	                "mlx5_0); empty = the provider's first",
 };

@@ -44,6 +44,9 @@ static const char *sock_name;
 static void
 usage(FILE *f)
 {
+	char names[128];
+
+	rmq_prov_names(names, sizeof(names), ", ", ", ");
 	fprintf(f,
 	        "Usage: rmq_info [-p PROVIDER] [-c FILE]\n"
 	        "                [--pattern pair|reqrep|pubsub|pipeline]\n"
@@ -55,7 +58,7 @@ usage(FILE *f)
 	        "message size takes and where each threshold came from.\n"
 	        "\n"
 	        "  -p, --provider PROVIDER\n"
-	        "               shm, tcp, sockets, verbs, efa (default: the\n"
+	        "               %s (default: the\n"
 	        "               config's provider; auto = the first of\n"
 	        "               provider_order this machine has)\n"
 	        "  -c, --config FILE\n"
@@ -67,7 +70,8 @@ usage(FILE *f)
 	        "  --show-config  print every configuration key, its value and\n"
 	        "               where it came from (file, environment, default);\n"
 	        "               implied by -c\n"
-	        "  -h, --help   this text\n");
+	        "  -h, --help   this text\n",
+	        names);
 }
 
 static const char *
@@ -432,7 +436,7 @@ main(int argc, char **argv)
 	struct rmq_dom               *dom  = NULL;
 	struct fi_info               *info = NULL;
 	rmq_ctx                      *ctx  = NULL;
-	char                          why[400];
+	char                          why[400], names[128];
 	int                           c, rc;
 
 	while ((c = getopt_long(argc, argv, "p:c:h", lopts, NULL)) != -1) {
@@ -499,8 +503,9 @@ main(int argc, char **argv)
 	} else {
 		prov = rmq_prov_by_name(o.prov);
 		if (prov == NULL) {
+			rmq_prov_names(names, sizeof(names), ", ", ", ");
 			fprintf(stderr, "rmq_info: unknown provider '%s' "
-			        "(shm, tcp, sockets, verbs, efa, auto)\n", o.prov);
+			        "(%s, auto)\n", o.prov, names);
 			rmq_ctx_destroy(ctx);
 			return 2;
 		}

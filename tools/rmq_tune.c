@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "prov.h" /* the provider rows, as data */
 #include "rmq.h"
 
 #define TUNE_MAX_SIZES PP_MAX_SIZES
@@ -79,9 +80,6 @@ static const int rndv_paths[] = {
 };
 #define NRNDV ((int) (sizeof(rndv_paths) / sizeof(rndv_paths[0])))
 
-static const char *const providers[] = {"shm", "tcp", "sockets", "verbs",
-                                        "efa", NULL};
-
 /* Environment that would change what is measured: the defaults are. */
 static const char *const ignored_env[] = {
 	"RMQ_CONFIG",    "RMQ_PROVIDER", "RMQ_INJECT_MAX", "RMQ_EAGER_MAX",
@@ -111,6 +109,7 @@ static const size_t grid_quick[] = {
 
 struct opts {
 	const char *prov;
+	const struct rmq_prov *row; /* prov's provider row */
 	const char *out;  /* NULL: stdout */
 	const char *host; /* to bind, for the fabric providers */
 	bool        quick;
@@ -182,8 +181,11 @@ static int  nwarnings;
 static void
 usage(FILE *f)
 {
+	char names[128];
+
+	rmq_prov_names(names, sizeof(names), "|", "|");
 	fprintf(f,
-	        "usage: rmq_tune -p shm|tcp|sockets|verbs|efa [-o FILE] "
+	        "usage: rmq_tune -p %s [-o FILE] "
 	        "[--quick] [-I ITERS]\n"
 	        "                [--patterns pair,reqrep] [-S SIZE,...] "
 	        "[-B HOST] [--cpus A,B]\n"
@@ -192,7 +194,8 @@ usage(FILE *f)
 	        "this machine and\n"
 	        "writes the fastest thresholds as a librmq configuration "
 	        "file (FILE, or\n"
-	        "standard output); the tables go to standard error.\n");
+	        "standard output); the tables go to standard error.\n",
+	        names);
 }
 
 static bool
@@ -644,8 +647,9 @@ run_path(const struct run *r, struct pat_result *pr, struct table *t)
 	if (k == o->nsizes)
 		return 0;
 
-	if (strcmp(o->prov, "shm") == 0)
-		snprintf(ep, sizeof(ep), "shm://rmq_tune_%d_%u",
+	/* A provider of this host alone: a NAME endpoint, no TCP port. */
+	if (o->row->flags & RMQ_PROV_LOCAL_ONLY)
+		snprintf(ep, sizeof(ep), "%s://rmq_tune_%d_%u", o->prov,
 		         (int) getpid(), seq++);
 	else
 		snprintf(ep, sizeof(ep), "%s://%s:0", o->prov, o->host);
@@ -1383,9 +1387,10 @@ parse_args(int argc, char **argv, struct opts *o)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	const char *sizes = NULL;
-	int         c, i, n, iters = 0, rounds = 0;
-	char        extra;
+	const struct rmq_prov *const *rows;
+	const char                   *sizes = NULL;
+	int                           c, i, n, iters = 0, rounds = 0;
+	char                          extra, names[128];
 
 	while ((c = getopt_long(argc, argv, "p:o:I:S:B:h", lo, NULL)) != -1) {
 		switch (c) {
@@ -1456,12 +1461,14 @@ parse_args(int argc, char **argv, struct opts *o)
 		usage(stderr);
 		return 2;
 	}
-	for (i = 0; providers[i] != NULL; i++)
-		if (strcmp(o->prov, providers[i]) == 0)
+	for (rows = rmq_prov_all(); *rows != NULL; rows++)
+		if (strcmp(o->prov, (*rows)->name) == 0)
 			break;
-	if (providers[i] == NULL) {
+	o->row = *rows;
+	if (o->row == NULL) {
+		rmq_prov_names(names, sizeof(names), ", ", " or ");
 		fprintf(stderr, "rmq_tune: unknown provider '%s' (expected "
-		        "shm, tcp, sockets, verbs or efa)\n", o->prov);
+		        "%s)\n", o->prov, names);
 		return 2;
 	}
 	if (sizes != NULL) {

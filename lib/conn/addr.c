@@ -58,8 +58,9 @@ int
 rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 {
 	const char *sep;
-	char        scheme[16], why[300] = "";
+	char        scheme[16], why[300] = "", names[128];
 	size_t      n;
+	bool        local;
 
 	memset(a, 0, sizeof(*a));
 	if (endpoint == NULL)
@@ -85,10 +86,11 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 	} else {
 		a->prov = rmq_prov_by_name(scheme);
 		if (a->prov == NULL) {
+			rmq_prov_names(names, sizeof(names), ", ", ", ");
 			rmq_log(RMQ_LOG_ERROR,
-			        "'%s': unknown transport '%s' (expected shm, "
-			        "tcp, sockets, verbs, efa or fabric)",
-			        endpoint, scheme);
+			        "'%s': unknown transport '%s' (expected %s or "
+			        "fabric)",
+			        endpoint, scheme, names);
 			return -EPROTONOSUPPORT;
 		}
 	}
@@ -96,7 +98,8 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 		return 0;
 	a->v6 = false;
 	/* shm://NAME: a name, the control channel on a Unix socket. */
-	if ((a->prov->flags & RMQ_PROV_LOCAL_ONLY) && sep[3] != '\0' &&
+	local = (a->prov->flags & RMQ_PROV_LOCAL_ONLY) != 0;
+	if (local && sep[3] != '\0' &&
 	    strlen(sep + 3) < sizeof(a->name) &&
 	    strpbrk(sep + 3, ":/") == NULL) {
 		a->unix_name = true;
@@ -104,9 +107,9 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 		return 0;
 	}
 	rmq_log(RMQ_LOG_ERROR, "'%s': expected %s://HOST:PORT or "
-	        "%s://[IPV6]:PORT%s", endpoint, scheme,
-	        scheme,
-	        (a->prov->flags & RMQ_PROV_LOCAL_ONLY) ? " or shm://NAME" : "");
+	        "%s://[IPV6]:PORT%s%s%s", endpoint, scheme,
+	        scheme, local ? " or " : "", local ? a->prov->name : "",
+	        local ? "://NAME" : "");
 	return -RMQ_EADDR;
 }
 

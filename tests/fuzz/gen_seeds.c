@@ -394,8 +394,8 @@ dict_write(const char *path)
 	}
 	fputs("# fuzz_yaml's dictionary: written by gen_seeds.c from the "
 	      "schema (config/schema.c).\n", f);
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++)
-		dict_key(f, &rmq_schema[i]);
+	for (i = 0; i < rmq_schema_nkeys(); i++)
+		dict_key(f, rmq_schema_at(i));
 	for (i = 0; i < RMQ_CFG_NPK; i++)
 		dict_key(f, &rmq_schema_path_keys[i]);
 	for (i = 0; i < sizeof extra / sizeof extra[0]; i++)

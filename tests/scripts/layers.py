@@ -58,7 +58,7 @@ LAYERS = [
 # what meson generates.
 BELOW = ["include", "config", "providers"]
 BELOW_SOURCES = ("config/*.[ch]", "providers/*.[ch]")
-GENERATED = {"rmq_config.h", "rmq_path_rows.h"}
+GENERATED = {"rmq_config.h", "rmq_path_rows.h", "prov_rows.h"}
 MAX_LINES = 900
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -1989,6 +1989,7 @@ START_TEST(test_prov_knobs)
 {
 	struct rmq_config cfg;
 	struct rmq_knobs  k;
+	char              err[RMQ_CFG_ERR_MAX];
 
 	rmq_config_defaults(&cfg);
 	rmq_prov_knobs(&cfg, &rmq_prov_tcp, &k);
@@ -1996,11 +1997,12 @@ START_TEST(test_prov_knobs)
 	ck_assert_ptr_null(k.domain);
 	ck_assert_str_eq(k.iface_key, "tcp.interface");
 	ck_assert(k.iface_is_domain);
-	snprintf(cfg.tcp_iface, sizeof cfg.tcp_iface, "ib0");
-	snprintf(cfg.sockets_iface, sizeof cfg.sockets_iface, "eth1");
-	snprintf(cfg.verbs_iface, sizeof cfg.verbs_iface, "ib1");
-	snprintf(cfg.verbs_domain, sizeof cfg.verbs_domain, "mlx5_1");
-	snprintf(cfg.efa_domain, sizeof cfg.efa_domain, "rdmap0s6-rdm");
+	ck_assert_int_eq(rmq_config_load_string(&cfg,
+	                     "tcp.interface: ib0\nsockets.interface: eth1\n"
+	                     "verbs.interface: ib1\nverbs.domain: mlx5_1\n"
+	                     "efa.domain: rdmap0s6-rdm\n",
+	                     "t", err, sizeof err),
+	                 0);
 	rmq_prov_knobs(&cfg, &rmq_prov_tcp, &k);
 	ck_assert_str_eq(k.iface, "ib0");
 	ck_assert_ptr_null(k.domain);

@@ -18,6 +18,7 @@
 #include <check.h>
 
 #include "config.h"
+#include "prov.h"
 #include "rmq.h"
 #include "schema.h"
 
@@ -229,8 +230,8 @@ START_TEST(test_schema_rows)
 	const struct rmq_schema_key *k;
 	size_t                       i;
 
-	for (i = 0; i < RMQ_SCHEMA_NKEYS; i++) {
-		k = &rmq_schema[i];
+	for (i = 0; i < rmq_schema_nkeys(); i++) {
+		k = rmq_schema_at(i);
 		ck_assert_ptr_eq(rmq_schema_find(k->name, strlen(k->name)), k);
 		ck_assert_uint_le(
 		    k->offset + k->size, sizeof(struct rmq_config));
@@ -297,8 +298,8 @@ START_TEST(test_load_full)
 	ck_assert_int_eq(cfg.handshake_ms, 250);
 	ck_assert_int_eq(cfg.spin_us, 50);
 	ck_assert_str_eq(cfg.provider_order, "tcp,shm");
-	ck_assert_str_eq(cfg.tcp_iface, "ib0");
-	ck_assert_str_eq(cfg.verbs_domain, "mlx5_1");
+	ck_assert_str_eq(rmq_config_str(&cfg, "tcp.interface"), "ib0");
+	ck_assert_str_eq(rmq_config_str(&cfg, "verbs.domain"), "mlx5_1");
 	ck_assert_int_eq(cfg.numa_policy, RMQ_CFG_NUMA_CPUSET);
 	ck_assert_str_eq(cfg.numa_cpuset, "0-3,8");
 	ck_assert_int_eq(cfg.nnamed, 2);
@@ -361,6 +362,112 @@ START_TEST(test_provider_order)
 }
 END_TEST
 
+/* Every knob key but key is unset ("") in cfg. */
+static void
+only_knob_set(const struct rmq_config *cfg, const char *key)
+{
+	const struct rmq_prov *const *pp;
+	const char                   *keys[2];
+	size_t                        j;
+
+	for (pp = rmq_prov_all(); *pp != NULL; pp++) {
+		keys[0] = (*pp)->iface_key;
+		keys[1] = (*pp)->domain_key;
+		for (j = 0; j < 2; j++)
+			if (keys[j] != NULL && strcmp(keys[j], key) != 0)
+				ck_assert_msg(rmq_config_str(cfg, keys[j])[0] == '\0',
+				    "%s set with %s", keys[j], key);
+	}
+}
+
+/* One knob key of a provider row: a text key of its own, in YAML and as
+ * RMQ_<KEY>, described by the row. */
+static void
+knob_key(const char *key, const char *help)
+{
+	const struct rmq_schema_key *k = rmq_schema_find(key, strlen(key));
+	struct rmq_config            cfg;
+	char                         yaml[128], var[96], err[RMQ_CFG_ERR_MAX];
+
+	ck_assert_msg(k != NULL, "%s is no key", key);
+	ck_assert_int_eq(k->type, RMQ_SCHEMA_STR);
+	ck_assert_ptr_eq(k->desc, help);
+	snprintf(yaml, sizeof yaml, "%s: x0\n", key);
+	ck_assert_int_eq(load_str(&cfg, yaml, err, sizeof err), 0);
+	ck_assert_str_eq(rmq_config_str(&cfg, key), "x0");
+	only_knob_set(&cfg, key);
+	rmq_config_defaults(&cfg);
+	rmq_config_env_name(key, var, sizeof var);
+	setenv(var, "y1", 1);
+	ck_assert_int_eq(rmq_config_env(&cfg, err, sizeof err), 0);
+	unsetenv(var);
+	ck_assert_str_eq(rmq_config_str(&cfg, key), "y1");
+	ck_assert_int_eq(cfg.src[rmq_config_key_index(key)], RMQ_CFG_SRC_ENV);
+	only_knob_set(&cfg, key);
+}
+
+/*
+ * What the schema takes from the provider registry: the choices of
+ * provider and provider_order, the default order (every row that reaches
+ * beyond this host, by preference), and each row's knob keys, right after
+ * provider_order, rows in listed order, interface before domain (with
+ * today's rows: tcp.interface, sockets.interface, verbs.interface,
+ * verbs.domain, efa.domain, as files and dumps always had them).
+ */
+START_TEST(test_schema_from_registry)
+{
+	const struct rmq_prov *const *pp;
+	const struct rmq_prov        *p;
+	struct rmq_config             cfg;
+	char   want[RMQ_CFG_STR_MAX] = "", yaml[128], err[RMQ_CFG_ERR_MAX];
+	size_t i, j, n = 0;
+
+	for (pp = rmq_prov_all(); *pp != NULL; pp++, n++) {
+		snprintf(yaml, sizeof yaml, "provider: %s\n", (*pp)->name);
+		ck_assert_int_eq(load_str(&cfg, yaml, err, sizeof err), 0);
+		ck_assert_str_eq(cfg.provider, (*pp)->name);
+		snprintf(yaml, sizeof yaml, "provider_order: [%s]\n",
+		    (*pp)->name);
+		ck_assert_int_eq(load_str(&cfg, yaml, err, sizeof err), 0);
+		ck_assert_str_eq(cfg.provider_order, (*pp)->name);
+		if (!((*pp)->flags & RMQ_PROV_LOCAL_ONLY))
+			snprintf(want + strlen(want), sizeof want - strlen(want),
+			    "%s%s", want[0] ? "," : "", (*pp)->name);
+		if ((*pp)->iface_key != NULL)
+			knob_key((*pp)->iface_key, (*pp)->iface_help);
+		if ((*pp)->domain_key != NULL)
+			knob_key((*pp)->domain_key, (*pp)->domain_help);
+	}
+	ck_assert_uint_eq(n, RMQ_PROV_NROWS);
+	rmq_config_defaults(&cfg);
+	ck_assert_str_eq(cfg.provider_order, want);
+
+	/* Listed: every row once; the choices of provider in that order. */
+	for (i = 0; (p = rmq_prov_listed(i)) != NULL; i++) {
+		ck_assert_int_ge(rmq_prov_index(p), 0);
+		for (j = 0; j < i; j++)
+			ck_assert_ptr_ne(rmq_prov_listed(j), p);
+	}
+	ck_assert_uint_eq(i, RMQ_PROV_NROWS);
+	rmq_prov_names(want, sizeof want, ", ", ", ");
+	snprintf(yaml, sizeof yaml,
+	    "t:1:11: provider: expected one of auto, %s, got 'x'", want);
+	check_str_error("provider: x\n", yaml);
+
+	/* The knob keys right after provider_order. */
+	ck_assert_str_eq(rmq_schema_at(1)->name, "provider_order");
+	n = 2;
+	for (i = 0; (p = rmq_prov_listed(i)) != NULL; i++) {
+		if (p->iface_key != NULL)
+			ck_assert_str_eq(rmq_schema_at(n++)->name, p->iface_key);
+		if (p->domain_key != NULL)
+			ck_assert_str_eq(rmq_schema_at(n++)->name, p->domain_key);
+	}
+	ck_assert_str_eq(rmq_schema_at(n)->name, "log.level");
+	ck_assert_uint_eq(rmq_schema_nkeys(), RMQ_SCHEMA_NFIXED + n - 2);
+}
+END_TEST
+
 /* Interface, domain and cpuset text: checked for form at load time. */
 START_TEST(test_text_keys)
 {
@@ -373,16 +480,17 @@ START_TEST(test_text_keys)
 	                     "efa.domain: rdmap0s6-rdm\nnuma.cpuset: 0-3,8\n",
 	                     err, sizeof err),
 	    0);
-	ck_assert_str_eq(cfg.tcp_iface, "ib0.8001");
-	ck_assert_str_eq(cfg.sockets_iface, "lo");
-	ck_assert_str_eq(cfg.verbs_iface, "ib0");
-	ck_assert_str_eq(cfg.verbs_domain, "mlx5_0");
-	ck_assert_str_eq(cfg.efa_domain, "rdmap0s6-rdm");
+	ck_assert_str_eq(rmq_config_str(&cfg, "tcp.interface"), "ib0.8001");
+	ck_assert_str_eq(rmq_config_str(&cfg, "sockets.interface"), "lo");
+	ck_assert_str_eq(rmq_config_str(&cfg, "verbs.interface"), "ib0");
+	ck_assert_str_eq(rmq_config_str(&cfg, "verbs.domain"), "mlx5_0");
+	ck_assert_str_eq(
+	    rmq_config_str(&cfg, "efa.domain"), "rdmap0s6-rdm");
 	ck_assert_str_eq(cfg.numa_cpuset, "0-3,8");
 	/* "" is the default: none */
 	ck_assert_int_eq(
 	    load_str(&cfg, "tcp.interface: \"\"\n", err, sizeof err), 0);
-	ck_assert_str_eq(cfg.tcp_iface, "");
+	ck_assert_str_eq(rmq_config_str(&cfg, "tcp.interface"), "");
 
 	check_str_error("tcp.interface: eth 0\n",
 	    "t:1:16: tcp.interface: expected an interface name (up to 15 of "
@@ -1282,6 +1390,7 @@ config_suite(void)
 	tcase_add_test(tc, test_load_example);
 	tcase_add_test(tc, test_wait_fd);
 	tcase_add_test(tc, test_provider_order);
+	tcase_add_test(tc, test_schema_from_registry);
 	tcase_add_test(tc, test_text_keys);
 	tcase_add_test(tc, test_named_sections);
 	tcase_add_test(tc, test_load_dotted_key);
