@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "rmq.h"
+#include "rmq_path_rows.h"
 #include "schema.h"
 
 #if defined(__GNUC__)
@@ -65,25 +66,27 @@ static const struct rmq_schema_choice log_levels[] = {
 	{ NULL, 0 },
 };
 
+/*
+ * The paths, from the registry (lib/meson.build's rmq_path_rows, generated
+ * into rmq_path_rows.h, which sits below config/): every one for
+ * thresholds.path, the LARGE ones -- those that may carry what lies above
+ * every range -- for thresholds.rndv.
+ */
+#define PATH_CHOICE(n, k)    { #n, RMQ_ROW_ID_##n },
+#define RNDV_CHOICE(n, k)    RNDV_CHOICE_##k(n)
+#define RNDV_CHOICE_LARGE(n) { #n, RMQ_ROW_ID_##n },
+#define RNDV_CHOICE_RANGE(n)
+#define RNDV_CHOICE_LINK(n)
+
 static const struct rmq_schema_choice rndv_paths[] = {
 	{ "auto", -1 },
-	{ "rndv_read", RMQ_PATH_RNDV_READ },
-	{ "rndv_write", RMQ_PATH_RNDV_WRITE },
-	{ "rndv_send", RMQ_PATH_RNDV_SEND },
-	{ "seg", RMQ_PATH_SEG },
+	RMQ_PATH_ROWS(RNDV_CHOICE)
 	{ NULL, 0 },
 };
 
 static const struct rmq_schema_choice all_paths[] = {
 	{ "auto", -1 },
-	{ "inject", RMQ_PATH_INJECT },
-	{ "eager", RMQ_PATH_EAGER },
-	{ "ring", RMQ_PATH_RING },
-	{ "rndv_read", RMQ_PATH_RNDV_READ },
-	{ "rndv_write", RMQ_PATH_RNDV_WRITE },
-	{ "rndv_send", RMQ_PATH_RNDV_SEND },
-	{ "seg", RMQ_PATH_SEG },
-	{ "local", RMQ_PATH_LOCAL },
+	RMQ_PATH_ROWS(PATH_CHOICE)
 	{ NULL, 0 },
 };
 

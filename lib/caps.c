@@ -248,7 +248,7 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 		c->ring_max = cfg->ring_max;
 
 	/* The row's measured rendezvous, if this provider can do it. */
-	c->rndv_path = row->rndv_path;
+	c->rndv_path = rmq_path_id(row->rndv);
 	if (cfg != NULL && cfg->rndv >= 0)
 		c->rndv_path = cfg->rndv;
 	if (!rmq_path_can(c, c->rndv_path, NULL))
@@ -264,6 +264,15 @@ rmq_caps_one_recv(const struct rmq_prov *row, const struct fi_info *info)
 	return (row->flags & RMQ_PROV_ONE_RECV) &&
 	       !(info->ep_attr != NULL &&
 	         info->ep_attr->protocol == FI_PROTO_RXM);
+}
+
+bool
+rmq_caps_writedata(const struct rmq_caps *c, const char **why)
+{
+	return rmq_caps_need(c->rma_write, "it has no FI_RMA write", why) &&
+	       rmq_caps_need(c->cq_data_size >= 4,
+	                     "it carries fewer than 4 bytes of remote CQ data",
+	                     why);
 }
 
 bool

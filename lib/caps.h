@@ -114,6 +114,20 @@ struct rmq_knobs {
 void rmq_prov_knobs(const struct rmq_config *cfg, const struct rmq_prov *p,
                     struct rmq_knobs *k);
 
+/* What a row's usable() answers: ok, or not with reason in *why (why may
+ * be NULL). */
+static inline bool
+rmq_caps_need(bool ok, const char *reason, const char **why)
+{
+	if (why != NULL)
+		*why = ok ? NULL : reason;
+	return ok;
+}
+
+/* Can it fi_writedata with 4 bytes of immediate (what the rows that write
+ * into a peer's memory and tell it need)?  Else *why says why. */
+bool rmq_caps_writedata(const struct rmq_caps *c, const char **why);
+
 /* Can this provider carry path (its row's usable)?  If not, *why says
  * why (for messages). */
 bool rmq_path_can(const struct rmq_caps *c, int path, const char **why);

@@ -5,7 +5,7 @@
 #include "conn/ctrl.h"
 #include "conn/dial.h"
 #include "conn/peer.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "pattern.h"
 #include "progress.h"
 #include "rxq.h"
@@ -153,7 +153,7 @@ rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p)
 }
 
 bool
-rmq_pat_peer_local(const struct rmq_peer *p)
+rmq_pat_peer_host(const struct rmq_peer *p)
 {
 	return (p->link->flags & RMQ_LINK_F_HOST) != 0;
 }

@@ -38,9 +38,9 @@ int  rmq_pat_next_writable(struct rmq_socket *s, int flags, int timeout_ms,
 void rmq_pat_progress(struct rmq_socket *s);
 /* Could a message go to p now (live, a credit, our bound on sends)? */
 bool rmq_pat_peer_writable(struct rmq_socket *s, const struct rmq_peer *p);
-/* p is reached over memory shared with it (RMQ_LINK_F_HOST, link/link.h):
+/* p is reached over memory shared with it (RMQ_LINK_F_HOST, link_ops.h):
  * a copy to it costs no more than its own read would. */
-bool rmq_pat_peer_local(const struct rmq_peer *p);
+bool rmq_pat_peer_host(const struct rmq_peer *p);
 /* Can n more sends go without passing RMQ_SNDHWM (or is nothing in
  * flight)?  1 or 0. */
 int  rmq_pat_sends_room(const struct rmq_socket *s, int n);

@@ -118,7 +118,7 @@ struct rmq_reactor {
 	                               * (sends kept for a first peer) */
 
 	/* A memory source beside the CQ: rings a link shares with its
-	 * peers (link/link.h), read while mem_on.  poll takes in what they
+	 * peers (link_ops.h), read while mem_on.  poll takes in what they
 	 * hold, a count; arm, before the reactor blocks, asks the peers to
 	 * wake it and says whether something came meanwhile (then it does
 	 * not block); only: every live peer is reached through it (then

@@ -29,8 +29,8 @@ struct rmq_rxent {
 	uint64_t          tag;      /* the path's own (ring: slots taken
 	                             * through this message) */
 	bool              rndv;     /* queued from an RTS: its row fetches
-	                             * the payload (the local path carries
-	                             * both kinds) */
+	                             * the payload (a row may queue both
+	                             * kinds) */
 	bool              pulling;  /* background pull in progress */
 	bool              nocredit; /* brought by its pattern: no credit
 	                             * goes back for it */
@@ -59,7 +59,7 @@ void rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q,
                   struct rmq_rxent *e);
 /*
  * A path whose messages give back their bytes in order, up to their tag
- * (ring, local): the newest of q's messages by path takes end as its tag
+ * (a ring's): the newest of q's messages by path takes end as its tag
  * too (bytes holding no message of their own go back with it).  false:
  * none is queued, the caller gives them back now.
  */

@@ -221,7 +221,7 @@ rmq_path_table_init(struct rmq_path_table *t, const struct rmq_caps *c,
 	                          ? cfg_src(cfg, "thresholds.rndv")
 	                          : RMQ_SRC_ROW;
 	if (t->rndv_path != (cfg != NULL && cfg->rndv >= 0 ? cfg->rndv
-	                                                  : row->rndv_path))
+	                                                  : rmq_path_id(row->rndv)))
 		t->src[RMQ_TH_RNDV] = RMQ_SRC_CAPS;
 
 	t->force = cfg != NULL ? cfg->force : -1;
@@ -392,7 +392,7 @@ rmq_wants_ring(const struct rmq_path_ops *const *rows,
 	c.eager_max  = cfg->eager_max != 0 ? cfg->eager_max : prov->eager_max;
 	c.eager_cap  = SIZE_MAX;
 	c.ring_max   = cfg->ring_max != 0 ? cfg->ring_max : prov->ring_max;
-	c.rndv_path  = prov->rndv_path;
+	c.rndv_path  = rmq_path_id(prov->rndv);
 	c.rma_chunk  = SIZE_MAX;
 	layers(&t, &c, cfg, section, name, o);
 	/* A ring range only if it starts above the eager one. */

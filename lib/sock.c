@@ -22,7 +22,7 @@
 #include "paths/path.h"
 #include "pattern.h"
 #include "events.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"

@@ -64,7 +64,7 @@ struct rmq_socket {
 	void              *pstate;    /* its private state */
 	const struct rmq_path_ops *const *path_ops; /* the rows (paths/) */
 	const struct rmq_link_ops *link0; /* the link every peer starts on:
-	                                   * the endpoint's (link/link.h) */
+	                                   * the endpoint's (link_ops.h) */
 
 	/* options (sock.c) */
 	int                sndtimeo, rcvtimeo, linger, connect_ms,

@@ -51,6 +51,7 @@
 #ifndef RMQ_WIRE_H
 #define RMQ_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -247,6 +248,13 @@ int  rmq_hdr_decode(struct rmq_hdr *h, const uint8_t *b, size_t len);
 void rmq_rts_encode(uint8_t *b, const struct rmq_rts *r);
 /* Returns 0 or -RMQ_EPROTO for unknown flags. */
 int  rmq_rts_decode(struct rmq_rts *r, const uint8_t *b);
+/* Does r name its payload by the sender's own virtual address, whatever
+ * the provider's keys take (RMQ_RTS_F_CMA)? */
+static inline bool
+rmq_rts_own_va(const struct rmq_rts *r)
+{
+	return (r->flags & RMQ_RTS_F_CMA) != 0;
+}
 
 #define RMQ_BATCH_ITEM_HDR 8    /* u32 length, u32 msgid */
 #define RMQ_BATCH_ITEM_MAX 1024 /* larger payloads go alone */

@@ -1,7 +1,7 @@
 /*
  * Choosing, dispatching and delivering (xfer.h).
  *
- * Sending: the peer's link (link/link.h) tries its short way first, else
+ * Sending: the peer's link (link_ops.h) tries its short way first, else
  * names the row for the message's size from its table; credits from the
  * peer and the socket's bound on sends in flight are waited for here,
  * then the row sends.  Receiving: each fabric message goes to the row that owns its
@@ -14,7 +14,7 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "msg.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "paths/batch.h"
 #include "paths/path.h"
 #include "paths/tx.h"

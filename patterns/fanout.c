@@ -164,7 +164,7 @@ ps_log_join(struct rmq_socket *s, struct pub_state *st, struct pub_peer *sp)
 	int            i;
 
 	if (lg == NULL || sp->mode != PS_PUSH || !sp->synced ||
-	    lg->used == UINT64_MAX || rmq_pat_peer_local(sp->p))
+	    lg->used == UINT64_MAX || rmq_pat_peer_host(sp->p))
 		return; /* no log, it is full, or the peer is on this host
 		         * (its ring takes a copy): pushed to */
 	sp->cm = calloc(lg->S, sizeof(uint64_t));
@@ -209,7 +209,7 @@ ps_log_maybe_start(struct rmq_socket *s, struct pub_state *st)
 	/* Subscribers on this host are pushed to through their rings: the
 	 * log is for the others. */
 	for (i = 0; i < st->nsubs; i++)
-		remote += !rmq_pat_peer_local(st->subs[i]->p);
+		remote += !rmq_pat_peer_host(st->subs[i]->p);
 	if (remote < th)
 		return 0;
 	lg = calloc(1, sizeof(*lg));

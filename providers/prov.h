@@ -50,7 +50,8 @@ struct rmq_prov {
 	size_t      ring_max;   /* above eager_max up to this: ring (0: none) */
 	size_t      rma_chunk;  /* largest single fi_read we post */
 	int         cq_data_size; /* bytes of immediate the HW carries */
-	int         rndv_path;  /* RMQ_PATH_RNDV_READ or RMQ_PATH_RNDV_SEND */
+	const char *rndv;       /* the rendezvous row it measured best, by
+	                         * name, as thresholds.rndv names one */
 	int         fanout_log; /* PUB: subscribers at which they read its
 	                         * log (rmq_pubsub(7)); 0: never */
 	int         max_peers;  /* peers one endpoint can address (its AV

@@ -40,7 +40,7 @@ const struct rmq_prov rmq_prov_shm = {
 	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,        /* one CMA read is fastest */
 	.cq_data_size = 8,
-	.rndv_path    = RMQ_PATH_RNDV_READ, /* ties rndv_send, wins <128K */
+	.rndv         = "rndv_read", /* ties rndv_send, wins <128K */
 	/*
 	 * Never by default.  The log was measured faster (rmq_fanout: log
 	 * beats push from N = 1), but shm 1.17's fi_read takes a spinlock in

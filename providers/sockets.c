@@ -18,7 +18,7 @@ const struct rmq_prov rmq_prov_sockets = {
 	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
-	.rndv_path    = RMQ_PATH_RNDV_SEND,
+	.rndv         = "rndv_send",
 	.fanout_log   = 0, /* measured (rmq_fanout): its reads are
 	                           * far slower than push (INTERNALS §17) */
 	.notes        = "reference provider; set FI_SOCKETS_PE_WAITTIME=0",

@@ -63,7 +63,7 @@ const struct rmq_prov rmq_prov_tcp = {
 	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
 	.rma_chunk    = 0,
 	.cq_data_size = 8,
-	.rndv_path    = RMQ_PATH_RNDV_READ,
+	.rndv         = "rndv_read",
 	.fanout_log   = 2, /* the log from 2 subscribers (rmq_fanout;
 	                           * INTERNALS §17); 1:1 keeps push latency */
 	.notes        = "RMA emulated: needs target progress",

@@ -48,6 +48,7 @@
 
 #include "bench.h"
 #include "prov.h" /* the provider rows, as data */
+#include "rmq_path_rows.h" /* the path registry, as data */
 #include "rmq.h"
 
 #define TUNE_MAX_SIZES PP_MAX_SIZES
@@ -66,18 +67,27 @@ static const char mark_done[MARK_LEN] = {'R', 'M', 'Q', 'T',
 static const char mark_skip[MARK_LEN] = {'R', 'M', 'Q', 'T',
                                          'S', 'K', 'I', 'P'};
 
-/* Table columns: the engine's order by size, rendezvous paths last. */
+/*
+ * Table columns, from the path registry (rmq_path_rows.h): the range rows
+ * in the engine's order by size, then the rendezvous rows, which are the
+ * candidates above the ranges.  A link's own row is not measured (it
+ * serves peers on its link, whatever the thresholds).
+ */
+#define TUNE_RANGE_RANGE(n) RMQ_ROW_ID_##n,
+#define TUNE_RANGE_LARGE(n)
+#define TUNE_RANGE_LINK(n)
+#define TUNE_LARGE_RANGE(n)
+#define TUNE_LARGE_LARGE(n) RMQ_ROW_ID_##n,
+#define TUNE_LARGE_LINK(n)
+#define TUNE_RANGE(n, k) TUNE_RANGE_##k(n)
+#define TUNE_LARGE(n, k) TUNE_LARGE_##k(n)
+
 static const int columns[] = {
-	RMQ_PATH_INJECT,     RMQ_PATH_EAGER,     RMQ_PATH_RING,
-	RMQ_PATH_RNDV_READ,  RMQ_PATH_RNDV_WRITE, RMQ_PATH_RNDV_SEND,
-	RMQ_PATH_SEG,
+	RMQ_PATH_ROWS(TUNE_RANGE) RMQ_PATH_ROWS(TUNE_LARGE)
 };
 #define NCOLUMNS ((int) (sizeof(columns) / sizeof(columns[0])))
 
-static const int rndv_paths[] = {
-	RMQ_PATH_RNDV_READ, RMQ_PATH_RNDV_WRITE, RMQ_PATH_RNDV_SEND,
-	RMQ_PATH_SEG,
-};
+static const int rndv_paths[] = {RMQ_PATH_ROWS(TUNE_LARGE)};
 #define NRNDV ((int) (sizeof(rndv_paths) / sizeof(rndv_paths[0])))
 
 /* Environment that would change what is measured: the defaults are. */
@@ -140,7 +150,7 @@ struct cell {
 
 /* One pattern's figures on one kind of domain, by path and size index. */
 struct table {
-	struct cell c[RMQ_PATH_COUNT][TUNE_MAX_SIZES];
+	struct cell c[RMQ_PATHS][TUNE_MAX_SIZES]; /* by path id */
 };
 
 /* A split of the grid: sizes [0,ninj) inject, then eager, ring, rndv. */
@@ -801,7 +811,7 @@ best_at(const struct pat_result *pr, int k)
 	double b = INFINITY;
 	int    p;
 
-	for (p = 0; p < RMQ_PATH_COUNT; p++) {
+	for (p = 0; p < RMQ_PATHS; p++) {
 		if (pr->u.c[p][k].state == CELL_OK && pr->u.c[p][k].us < b)
 			b = pr->u.c[p][k].us;
 		if (pr->o.c[p][k].state == CELL_OK && pr->o.c[p][k].us < b)

@@ -523,7 +523,7 @@ accept_ready(struct rmq_source *src, short revents, void *owner)
 		if (sin.sa.sa_family != AF_UNIX)
 			rmq_inaddr_show(&sin, pd->name, sizeof(pd->name));
 		else
-			snprintf(pd->name, sizeof(pd->name), "local peer");
+			snprintf(pd->name, sizeof(pd->name), "peer on this host");
 		pd->next          = s->ctrl->pendings;
 		s->ctrl->pendings  = pd;
 		s->ctrl->npendings++;

@@ -79,7 +79,7 @@ struct rmq_peer {
 	struct rmq_chan chan;
 	struct rmq_rxq  q;         /* its messages not yet delivered */
 	const struct rmq_link_ops *link; /* the link it is reached on
-	                                  * (link/link.h) */
+	                                  * (link_ops.h) */
 	void           *path[RMQ_PATHS]; /* each row's state for it */
 	struct rmq_bpeer *bat;     /* coalescing's state for it (batch.c) */
 	void           *pat;       /* the pattern's state for it */

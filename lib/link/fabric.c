@@ -7,7 +7,7 @@
  * link needs no put of its own.
  */
 #include "conn/peer.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "paths/path.h"
 #include "socket.h"
 #include "util.h"

@@ -15,7 +15,7 @@
 
 #include "conn/peer.h"
 #include "ctx.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "link/local_ring.h"
 #include "paths/path.h"
 #include "progress.h"

@@ -249,14 +249,17 @@ rmq_local_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o
 			.rts_flags = RMQ_RTS_F_CMA,
 			.access    = FI_REMOTE_READ,
 			.remote    = true,
+			.own_va    = true,
 		};
 		/* It may ask us to write part of it (local_big.c, split_at):
 		 * rmq_rndv_send keeps the flag only if this send waits. */
 		static const struct rmq_rndv_how share = {
-			.path      = RMQ_PATH_LOCAL,
-			.rts_flags = RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE,
-			.access    = FI_REMOTE_READ,
-			.remote    = true,
+			.path       = RMQ_PATH_LOCAL,
+			.rts_flags  = RMQ_RTS_F_CMA | RMQ_RTS_F_SHARE,
+			.wait_flags = RMQ_RTS_F_SHARE,
+			.access     = FI_REMOTE_READ,
+			.remote     = true,
+			.own_va     = true,
 		};
 		rc = rmq_rndv_send(s, p, w, o, msgid, flags,
 		                   lp != NULL && lp->share ? &share : &cma);

@@ -14,7 +14,7 @@
 
 #include "conn/peer.h"
 #include "ctx.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "paths/batch.h"
 #include "paths/path.h"
 #include "paths/tx.h"

@@ -135,11 +135,8 @@ inject_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
 static bool
 inject_usable(const struct rmq_caps *c, const char **why)
 {
-	if (c->inject)
-		return true;
-	if (why != NULL)
-		*why = "its inject size cannot hold librmq's header";
-	return false;
+	return rmq_caps_need(c->inject,
+	                     "its inject size cannot hold librmq's header", why);
 }
 
 const struct rmq_path_ops rmq_path_inject = {

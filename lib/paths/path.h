@@ -13,7 +13,7 @@
  *   rndv_send    rndv_send.c   RTS, fi_tsend on CTS    fi_trecv, CTS
  *   rndv_write   rndv_write.c  RTS, fi_write on GRANT  GRANT, immediate
  *   seg          seg.c         SEG pieces, tx slots    reassembly
- *   local        link/local.c  the local link's own row (link/link.h)
+ *   local        link/local.c  the local link's own row (link_ops.h)
  *
  * What the rows share: tx.c (tx slots, posting with retry, control
  * messages, credits), rndv.c (the rendezvous family's RTS, FIN and the

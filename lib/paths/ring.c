@@ -569,18 +569,12 @@ ring_imm(struct rmq_socket *s, uint32_t imm)
 static bool
 ring_usable(const struct rmq_caps *c, const char **why)
 {
-	const char *w = NULL;
-
-	if (!c->rma_write)
-		w = "it has no FI_RMA write";
-	else if (c->cq_data_size < 4)
-		w = "it carries fewer than 4 bytes of remote CQ data";
-	else if ((c->prov->flags & RMQ_PROV_UNORDERED_RMA) && !c->ordered)
-		w = "its writes may land out of order, and the ring takes "
-		    "them in order";
-	if (why != NULL)
-		*why = w;
-	return w == NULL;
+	return rmq_caps_writedata(c, why) &&
+	       rmq_caps_need(!(c->prov->flags & RMQ_PROV_UNORDERED_RMA) ||
+	                         c->ordered,
+	                     "its writes may land out of order, and the ring "
+	                     "takes them in order",
+	                     why);
 }
 
 static bool

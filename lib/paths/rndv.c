@@ -256,16 +256,15 @@ rmq_rndv_send(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 	r->len = o->len;
 	memset(&rts, 0, sizeof(rts));
 	rts.flags = how->rts_flags;
-	/* Helping the reader copy (local): only a send that waits here,
-	 * progressing until FIN, can promise to answer its HELP. */
+	/* Only a send that waits here, progressing until FIN, can promise
+	 * to answer the reader meanwhile. */
 	if (!r->waited)
-		rts.flags &= ~RMQ_RTS_F_SHARE;
+		rts.flags &= ~how->wait_flags;
 	if (how->remote) {
 		/* The peer reads it: registered for that only, until FIN. */
 		rc = rmq_mr_reg(s, (void *) r->src, o->len, how->access, &r->mr,
 		                NULL, &key);
-		rts.raddr = s->dom->caps.mr_virt_addr ||
-		                    (how->rts_flags & RMQ_RTS_F_CMA)
+		rts.raddr = s->dom->caps.mr_virt_addr || how->own_va
 		                ? (uint64_t) (uintptr_t) r->src
 		                : 0;
 		rts.rkey  = key;

@@ -108,8 +108,13 @@ void rmq_rndv_due(struct rmq_socket *s, struct rmq_rndv_tx *r);
 struct rmq_rndv_how {
 	int       path;      /* RMQ_PATH_RNDV_* */
 	uint32_t  rts_flags; /* RMQ_RTS_F_* */
+	uint32_t  wait_flags; /* of rts_flags, those kept only where the send
+	                       * waits for its FIN (a promise to answer the
+	                       * reader meanwhile) */
 	uint64_t  access;    /* registration of the payload, 0: none */
 	bool      remote;    /* the peer reads it: announce address and key */
+	bool      own_va;    /* the RTS names our virtual address, whatever
+	                      * the provider's keys take (rmq_rts_own_va) */
 	void (*post)(struct rmq_socket *s, struct rmq_rndv_tx *r);
 	void (*cancel)(struct rmq_socket *s, struct rmq_rndv_tx *r);
 };

@@ -62,9 +62,10 @@ rmq_rndv_read_move(struct rmq_socket *s, struct rmq_peer *p,
 	struct rmq_read_op *ops;
 	struct rmq_waiter   w;
 	struct chunk_post   c = {.s = s, .p = p, .rkey = rts->rkey};
-	/* A CMA RTS names the address even where keys take offsets. */
+	/* An RTS that names the sender's own address does so even where keys
+	 * take offsets. */
 	uint64_t            base =
-            (rts->flags & RMQ_RTS_F_CMA) && !s->dom->caps.mr_virt_addr
+            rmq_rts_own_va(rts) && !s->dom->caps.mr_virt_addr
 	                ? 0
 	                : rts->raddr;
 	size_t              n = rts->len, chunk = s->dom->caps.rma_chunk;
@@ -145,11 +146,7 @@ rmq_rndv_read_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
 static bool
 read_usable(const struct rmq_caps *c, const char **why)
 {
-	if (c->rma_read)
-		return true;
-	if (why != NULL)
-		*why = "it has no FI_RMA read";
-	return false;
+	return rmq_caps_need(c->rma_read, "it has no FI_RMA read", why);
 }
 
 const struct rmq_path_ops rmq_path_rndv_read = {

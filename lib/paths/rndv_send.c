@@ -152,11 +152,7 @@ send_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 static bool
 send_usable(const struct rmq_caps *c, const char **why)
 {
-	if (c->tagged)
-		return true;
-	if (why != NULL)
-		*why = "it has no FI_TAGGED";
-	return false;
+	return rmq_caps_need(c->tagged, "it has no FI_TAGGED", why);
 }
 
 const struct rmq_path_ops rmq_path_rndv_send = {

@@ -325,24 +325,10 @@ write_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 	return rmq_rndv_fetch(s, e, dst, n, grant_move, true);
 }
 
-static bool
-write_usable(const struct rmq_caps *c, const char **why)
-{
-	const char *w = NULL;
-
-	if (!c->rma_write)
-		w = "it has no FI_RMA write";
-	else if (c->cq_data_size < 4)
-		w = "it carries fewer than 4 bytes of remote CQ data";
-	if (why != NULL)
-		*why = w;
-	return w == NULL;
-}
-
 const struct rmq_path_ops rmq_path_rndv_write = {
 	.rank       = 1, /* writes where reads are missing */
 	.rts_flag   = RMQ_RTS_F_WRITE,
-	.usable     = write_usable,
+	.usable     = rmq_caps_writedata,
 	.rx_types   = (1u << RMQ_MT_GRANT) | (1u << RMQ_MT_ABORT),
 	.imm_kind   = RMQ_IMM_WRITE,
 	.send       = write_send,

@@ -13,7 +13,7 @@
 #include "conn/peer.h"
 #include "ctx.h"
 #include "ep.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "paths/path.h"
 #include "paths/tx.h"
 #include "rxq.h"
@@ -336,7 +336,7 @@ rmq_tx_post(struct rmq_socket *s, struct rmq_peer *p, struct rmq_waiter *w,
 
 	if (p->link->put != NULL && rma == NULL) {
 		/* A link that carries two-sided messages itself, in order
-		 * with the rest (link/link.h): the slot is free at once. */
+		 * with the rest (link_ops.h): the slot is free at once. */
 		rc = p->link->put(s, p, w, tx->buf, n, NULL, 0);
 		rmq_tx_put(s, tx);
 		return rc;

@@ -12,7 +12,7 @@
 
 #include "checkmain.h"
 #include "conn/peer.h"
-#include "link/link.h"
+#include "link_ops.h"
 #include "paths/tx.h"
 #include "progress.h"
 #include "rxq.h"

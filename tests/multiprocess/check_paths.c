@@ -161,6 +161,7 @@ forced_roundtrips(const char *prov, int path, int type)
 	rmq_ctx         *ctx;
 	rmq_socket      *s;
 	struct rmq_stats a, b;
+	struct rmq_path_stats ps;
 	size_t           sz[16], ns, i, at, too_big;
 	uint8_t         *sb, *rb;
 	const char      *env;
@@ -207,6 +208,23 @@ forced_roundtrips(const char *prov, int path, int type)
 		              prov, rmq_path_name(path), sz[i], at);
 		ck_assert_uint_eq(rb[sz[i]], 0xee); /* nothing past the end */
 	}
+	/* Every path's counters read one by one are struct rmq_stats'. */
+	rmq_stats(s, &a);
+	for (i = 0; i < (size_t) rmq_path_count(); i++) {
+		ck_assert_int_eq(rmq_path_stats(s, (int) i, &ps), 0);
+		ck_assert_int_eq(rmq_path_id(rmq_path_name((int) i)), (int) i);
+		if (i >= RMQ_PATH_MAX)
+			continue;
+		ck_assert_uint_eq(ps.sent_msgs, a.sent_msgs[i]);
+		ck_assert_uint_eq(ps.sent_bytes, a.sent_bytes[i]);
+		ck_assert_uint_eq(ps.recv_msgs, a.recv_msgs[i]);
+		ck_assert_uint_eq(ps.recv_bytes, a.recv_bytes[i]);
+	}
+	ck_assert_uint_ge(a.sent_msgs[path], ns);
+	ck_assert_int_eq(rmq_path_stats(s, rmq_path_count(), &ps),
+	                 -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_path_stats(s, -1, &ps), -RMQ_EINVAL);
+	ck_assert_int_eq(rmq_path_stats(s, path, NULL), -RMQ_EINVAL);
 	if (too_big != 0) {
 		n = rmq_send(s, sb, too_big, 0);
 		ck_assert_msg(n == -RMQ_EMSGSIZE,

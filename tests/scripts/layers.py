@@ -32,7 +32,8 @@ import sys
 
 # Lowest first.  Globs relative to the source root.
 LAYERS = [
-    ["lib/util.[ch]", "lib/wire.[ch]", "lib/path_ops.h", "lib/pattern_ops.h"],
+    ["lib/util.[ch]", "lib/wire.[ch]", "lib/path_ops.h", "lib/link_ops.h",
+     "lib/pattern_ops.h"],
     ["lib/numa.[ch]", "lib/progress.[ch]", "lib/wait.c", "lib/caps.[ch]",
      "lib/shmname.[ch]"],
     ["lib/select.[ch]", "lib/thread.[ch]"],

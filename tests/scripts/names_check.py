@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """A thing that has a registry is named only by its row and the registry.
 
+Providers, paths and links (below, a function each).
+
 Usage: names_check.py SOURCE_ROOT
 
 Adding a provider is one file and one registry line (docs/ARCHITECTURE.md,
@@ -206,8 +208,126 @@ def provider_names(root):
     return problems
 
 
+def path_rows(root):
+    """([(name, kind, file)], problems): the registry, rmq_path_rows in
+    lib/meson.build, checked against the rows it names."""
+    problems, rows = [], []
+    meson = os.path.join(root, "lib", "meson.build")
+    text = ""
+    if os.path.exists(meson):
+        with open(meson, encoding="utf-8") as fh:
+            text = fh.read()
+    m = re.search(r"^rmq_path_rows\s*=\s*\[(.*?)^\]", text, re.M | re.S)
+    if m is None:
+        return [], ["lib/meson.build: no path registry (rmq_path_rows = "
+                    "[['name', 'kind', 'file'], ...])"]
+    for name, kind, f in re.findall(
+            r"\[\s*'(\w+)'\s*,\s*'(\w+)'\s*,\s*'([^']+)'\s*\]",
+            m.group(1)):
+        rel = os.path.join("lib", f)
+        rows.append((name, kind, rel))
+        if kind not in ("range", "large", "link"):
+            problems.append(f"lib/meson.build: {name}: no kind '{kind}'")
+        if not os.path.exists(os.path.join(root, rel)):
+            problems.append(f"lib/meson.build: {name}: no file {rel}")
+            continue
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            if not re.search(r"\bconst\s+struct\s+rmq_path_ops\s+"
+                             r"rmq_path_%s\s*=" % name, fh.read()):
+                problems.append(f"{rel}: no row rmq_path_{name} (the "
+                                "registry says it is here)")
+    if not rows:
+        problems.append("lib/meson.build: the path registry is empty")
+    return rows, problems
+
+
+# The library's code, where nothing but a row names a path; tools/ and
+# perf/ are programs on the public API (RMQ_PATH_* is theirs to use).
+PATH_DIRS = ["lib", "patterns", "config", "providers"]
+PATH_REGISTRY = os.path.join("lib", "paths", "path.c")
+
+
+def path_names(root):
+    """Paths named outside their rows and the registry.
+
+    A row is the file the registry names; the registry is rmq_path_rows
+    in lib/meson.build, collected in lib/paths/path.c.  In the C files of
+    PATH_DIRS, comments left out, each of these is an error outside the
+    row of the path it names (its file, and the files beside it whose
+    names start with its stem: ring.h, local_tx.c), and path.c: the public
+    id RMQ_PATH_<NAME>;
+    the row's symbol rmq_path_<name>; a string literal equal to its name.
+    A provider row may name, as data, the rendezvous row it measured best
+    (.rndv = "rndv_read"), as a YAML file would: string literals there
+    are left alone (check_pathrows holds each to a LARGE row).
+    """
+    rows, problems = path_rows(root)
+    ids = {"RMQ_PATH_" + n.upper(): n for n, _, _ in rows}
+    syms = {"rmq_path_" + n: n for n, _, _ in rows}
+    names = {n for n, _, _ in rows}
+    def own_of(rel):
+        """The paths whose row lives in rel: the row's file and those
+        beside it that start with its name (ring.h, local_tx.c)."""
+        d, b = os.path.split(rel)
+        return {n for n, _, f in rows
+                if os.path.dirname(f) == d and
+                b.startswith(os.path.splitext(os.path.basename(f))[0])}
+
+    for rel in c_files(root, PATH_DIRS):
+        if rel == PATH_REGISTRY:
+            continue
+        own = own_of(rel)
+        in_provider = rel.startswith("providers" + os.sep)
+        with open(os.path.join(root, rel), encoding="utf-8") as fh:
+            text = fh.read()
+        for kind, tok, line in c_tokens(text):
+            where = f"{rel}:{line}"
+            if kind == "ident":
+                n = ids.get(tok) or syms.get(tok)
+                if n is not None and n not in own:
+                    problems.append(f"{where}: {tok} names path {n}: "
+                                    "ask its row (path_ops.h) or the table")
+            elif tok in names and tok not in own and not in_provider:
+                problems.append(f"{where}: {show(tok)} names a path: "
+                                "rmq_path_name() or its row")
+    return problems
+
+
+# A link other than the endpoint's is named only in its own files
+# (lib/link/<name>*): its ops table, its functions and its state.
+LINK_DIRS = ["lib", "patterns", "config", "providers", "tools"]
+
+
+def link_names(root):
+    """A link's own names (rmq_link_<name>, rmq_<name>_*, <name>_peer)
+    outside lib/link/<name>*."""
+    problems = []
+    links = []
+    for f in sorted(glob.glob(os.path.join(root, "lib", "link", "*.c"))):
+        with open(f, encoding="utf-8") as fh:
+            m = re.search(r"\bconst\s+struct\s+rmq_link_ops\s+"
+                          r"rmq_link_(\w+)\s*=", fh.read())
+        if m and m.group(1) != "fabric":  # the endpoint's, link.h's own
+            links.append(m.group(1))
+    for name in links:
+        own = re.compile(r"^lib/link/%s\w*\.[ch]$" % re.escape(name))
+        pat = re.compile(r"^(?:rmq_link_%s|rmq_%s_\w+|%s_(?:peer|sock|of))$"
+                         % ((re.escape(name),) * 3))
+        for rel in c_files(root, LINK_DIRS):
+            if own.match(rel.replace(os.sep, "/")):
+                continue
+            with open(os.path.join(root, rel), encoding="utf-8") as fh:
+                text = fh.read()
+            for kind, tok, line in c_tokens(text):
+                if kind == "ident" and pat.match(tok):
+                    problems.append(f"{rel}:{line}: {tok} belongs to the "
+                                    f"{name} link (lib/link/{name}*): "
+                                    "reach it through p->link")
+    return problems
+
+
 # One function per kind of registered thing.
-KINDS = [provider_names]
+KINDS = [provider_names, path_names, link_names]
 
 
 def main(root):

@@ -584,7 +584,7 @@ START_TEST(test_named_sections)
 	    "section takes inject_max, eager_max, ring_max, rndv and path)");
 	check_str_error("thresholds.sockets:\n  bulk:\n    rndv: fast\n",
 	    "t:3:11: thresholds.sockets.bulk.rndv: expected one of auto, "
-	    "rndv_read, rndv_write, rndv_send, seg, got 'fast'");
+	    "rndv_read, rndv_send, rndv_write, seg, got 'fast'");
 	check_str_error("thresholds.sockets:\n  bulk:\n    path: seg\n"
 	                "thresholds.sockets.bulk.path: eager\n",
 	    "t:4:1: duplicate key 'thresholds.sockets.bulk.path'");

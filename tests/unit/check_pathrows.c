@@ -308,6 +308,23 @@ START_TEST(test_rows_table)
 }
 END_TEST
 
+/* A provider row names its rendezvous by a path's name: a LARGE row. */
+START_TEST(test_rows_provider_rndv)
+{
+	const struct rmq_prov *const *pr;
+	int                           id;
+
+	for (pr = rmq_prov_all(); *pr != NULL; pr++) {
+		id = rmq_path_id((*pr)->rndv);
+		ck_assert_msg(id >= 0, "%s: rndv \"%s\" is no path", (*pr)->name,
+		              (*pr)->rndv != NULL ? (*pr)->rndv : "(none)");
+		ck_assert_msg(rmq_path_kind(id) == RMQ_ROW_LARGE,
+		              "%s: rndv %s cannot carry what lies above the "
+		              "ranges", (*pr)->name, (*pr)->rndv);
+	}
+}
+END_TEST
+
 /* Every message type has one row that receives it (CREDIT none). */
 START_TEST(test_rows_dispatch)
 {
@@ -365,6 +382,7 @@ pathrows_suite(void)
 	tcase_add_test(tc, test_ring_edge_config);
 	tcase_add_test(tc, test_any_size);
 	tcase_add_test(tc, test_rows_table);
+	tcase_add_test(tc, test_rows_provider_rndv);
 	tcase_add_test(tc, test_rows_dispatch);
 	suite_add_tcase(su, tc);
 	return su;

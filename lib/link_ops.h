@@ -16,8 +16,8 @@
  * A link's own rows (the local link's "local") live in its files and
  * carry its own wire messages; nothing outside them knows how it works.
  */
-#ifndef RMQ_LINK_H
-#define RMQ_LINK_H
+#ifndef RMQ_LINK_OPS_H
+#define RMQ_LINK_OPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,4 +64,4 @@ struct rmq_link_ops {
 /* The link every peer starts on (link/fabric.c). */
 extern const struct rmq_link_ops rmq_link_fabric;
 
-#endif /* RMQ_LINK_H */
+#endif /* RMQ_LINK_OPS_H */
