@@ -236,7 +236,10 @@ struct rmq_stats {
  * Logging.  librmq logs at most at the level of the config's log key (or
  * RMQ_LOG: off, error, warn -- the default --, info, debug), to stderr,
  * or to fn(level, message, arg) once set (NULL: stderr again).  Set it
- * before other threads call librmq; messages have no newline.
+ * before other threads call librmq; messages have no newline.  At warn
+ * and error only what a caller cannot learn otherwise (a peer lost or
+ * refused in the background, messages lost, a fall-back; and where a
+ * configuration error is); why a call failed is logged at info.
  */
 enum rmq_log_level {
 	RMQ_LOG_OFF   = -1, /* nothing */

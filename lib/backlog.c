@@ -69,7 +69,7 @@ rmq_backlog_flush(struct rmq_socket *s)
 		if (rc == -RMQ_EAGAIN)
 			break;
 		if (rc != 0) {
-			rmq_log(RMQ_LOG_DEBUG, "a message kept until a peer "
+			rmq_log(RMQ_LOG_WARN, "a message kept until a peer "
 			        "came could not be sent: %s", rmq_strerror(rc));
 			s->stats.dropped++;
 		}

@@ -295,7 +295,7 @@ rmq_ctx_destroy(rmq_ctx *ctx)
 	pthread_mutex_lock(&ctx->lock);
 	if (ctx->nsockets != 0) {
 		pthread_mutex_unlock(&ctx->lock);
-		rmq_log(RMQ_LOG_ERROR, "rmq_ctx_destroy: %d sockets still open",
+		rmq_log(RMQ_LOG_INFO, "rmq_ctx_destroy: %d sockets still open",
 		        ctx->nsockets);
 		return -EBUSY;
 	}

@@ -162,7 +162,7 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 			break;
 	}
 	if (rc != 0 || info == NULL) {
-		rmq_log(RMQ_LOG_ERROR,
+		rmq_log(RMQ_LOG_INFO,
 		        "provider %s (%s) not available here%s%s: %s",
 		        prov->name, prov->fi_prov, node ? " for " : "",
 		        node ? node : "", fi_strerror(-rc));
@@ -203,7 +203,7 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 			rc = rmq_caps_from_info(&d->caps, info, prov, &ctx->cfg,
 			                        rows);
 		if (rc != 0) {
-			rmq_log(RMQ_LOG_ERROR, "cannot open %s: %s", key,
+			rmq_log(RMQ_LOG_INFO, "cannot open %s: %s", key,
 			        rmq_strerror(rc));
 			dom_free(d);
 			goto unlock;

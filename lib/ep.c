@@ -495,7 +495,7 @@ rmq_ep_open(struct rmq_socket *s, const struct rmq_prov *prov,
 		rc           = s->slab_hook < 0 ? s->slab_hook : 0;
 	}
 	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s: cannot open endpoint: %s",
+		rmq_log(RMQ_LOG_INFO, "%s: cannot open endpoint: %s",
 		        prov->name, fi_strerror(-rc));
 		rmq_ep_close(s);
 	}

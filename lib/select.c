@@ -339,7 +339,7 @@ path_check(const struct rmq_path_table *t, const struct rmq_caps *c, int p,
 	if (!rmq_path_can(c, p, &why) ||
 	    (p == t->range_row[RMQ_RANGE_RING] && !t->ring_ok &&
 	     (why = "ring.slots is below 4 (no ring)") != NULL)) {
-		rmq_log(RMQ_LOG_ERROR, "%s: %s cannot carry %s: %s", what,
+		rmq_log(RMQ_LOG_INFO, "%s: %s cannot carry %s: %s", what,
 		        c->prov->name, rmq_path_name(p), why);
 		return -RMQ_ENOTSUP;
 	}

@@ -154,7 +154,7 @@ open_endpoint(struct rmq_socket *s, const struct rmq_prov *prov,
 	if (rc == 0)
 		rc = rmq_paths_init(s);
 	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s: cannot open endpoint: %s",
+		rmq_log(RMQ_LOG_INFO, "%s: cannot open endpoint: %s",
 		        prov->name, rmq_strerror(rc));
 		rmq_tx_fini(s);
 		rmq_ep_close(s);
@@ -194,7 +194,7 @@ same_family(const rmq_socket *s, const union rmq_inaddr *ia)
 	if (s->ep == NULL || !(s->prov->flags & RMQ_PROV_ADDR_SOCKADDR) ||
 	    v6 == (s->info->addr_format == FI_SOCKADDR_IN6))
 		return 0;
-	rmq_log(RMQ_LOG_ERROR, "this socket's fabric endpoint is %s (its first "
+	rmq_log(RMQ_LOG_INFO, "this socket's fabric endpoint is %s (its first "
 	        "bind or connect): it cannot also take %s endpoints",
 	        v6 ? "IPv4" : "IPv6", v6 ? "IPv6" : "IPv4");
 	return -RMQ_EADDR;

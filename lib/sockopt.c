@@ -112,7 +112,7 @@ opt_name(struct rmq_socket *s, const void *val, size_t len)
 	if (len > 0 && name[len - 1] == '\0')
 		len--;
 	if (!rmq_config_name_ok(name, len)) {
-		rmq_log(RMQ_LOG_ERROR, "RMQ_NAME: expected 1 to %d of "
+		rmq_log(RMQ_LOG_INFO, "RMQ_NAME: expected 1 to %d of "
 		        "A-Z a-z 0-9 _ -", RMQ_CFG_NAME_MAX - 1);
 		return -RMQ_EINVAL;
 	}

@@ -273,7 +273,7 @@ rmq_thread_start(struct rmq_thread *t, bool on, bool flusher, int sleep_us)
 	if (rc == 0)
 		return 0;
 fail:
-	rmq_log(RMQ_LOG_ERROR, "%s thread: %s",
+	rmq_log(RMQ_LOG_INFO, "%s thread: %s",
 	        t->watcher ? "handshake and flusher" : "progress",
 	        strerror(rc));
 	if (t->ep_fd >= 0)

@@ -76,7 +76,7 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		out.len = rmq_msg_size(o->msg);
 	}
 	if ((uint64_t) out.len > p->maxmsg) {
-		rmq_log(RMQ_LOG_ERROR,
+		rmq_log(RMQ_LOG_INFO,
 		        "%zu-byte message is larger than %s accepts (%llu)",
 		        out.len, p->name, (unsigned long long) p->maxmsg);
 		return -RMQ_EMSGSIZE;

@@ -135,7 +135,7 @@ rmq_socket_open(rmq_ctx *ctx, int type, rmq_socket **sp)
 	ops = rmq_pattern_find(type);
 	if (ops == NULL) {
 		type_names(names, sizeof(names));
-		rmq_log(RMQ_LOG_ERROR, "socket type %d does not exist (%s)",
+		rmq_log(RMQ_LOG_INFO, "socket type %d does not exist (%s)",
 		        type, names);
 		return -RMQ_EINVAL;
 	}

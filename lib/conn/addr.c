@@ -67,7 +67,7 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 		return -RMQ_EINVAL;
 	sep = strstr(endpoint, "://");
 	if (sep == NULL || (n = (size_t) (sep - endpoint)) >= sizeof(scheme)) {
-		rmq_log(RMQ_LOG_ERROR, "'%s': expected scheme://address",
+		rmq_log(RMQ_LOG_INFO, "'%s': expected scheme://address",
 		        endpoint);
 		return -RMQ_EADDR;
 	}
@@ -87,7 +87,7 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 		a->prov = rmq_prov_by_name(scheme);
 		if (a->prov == NULL) {
 			rmq_prov_names(names, sizeof(names), ", ", ", ");
-			rmq_log(RMQ_LOG_ERROR,
+			rmq_log(RMQ_LOG_INFO,
 			        "'%s': unknown transport '%s' (expected %s or "
 			        "fabric)",
 			        endpoint, scheme, names);
@@ -106,7 +106,7 @@ rmq_addr_parse(rmq_ctx *ctx, const char *endpoint, struct rmq_addr *a)
 		snprintf(a->name, sizeof(a->name), "%s", sep + 3);
 		return 0;
 	}
-	rmq_log(RMQ_LOG_ERROR, "'%s': expected %s://HOST:PORT or "
+	rmq_log(RMQ_LOG_INFO, "'%s': expected %s://HOST:PORT or "
 	        "%s://[IPV6]:PORT%s%s%s", endpoint, scheme,
 	        scheme, local ? " or " : "", local ? a->prov->name : "",
 	        local ? "://NAME" : "");
@@ -158,7 +158,7 @@ rmq_addr_resolve(const struct rmq_addr *a, bool passive,
 	if (rc != 0 && rc != EAI_AGAIN)
 		rc = lookup(a, passive, AF_INET6, ia);
 	if (rc != 0) {
-		rmq_log(RMQ_LOG_ERROR, "cannot resolve %s%s%s:%s: %s",
+		rmq_log(RMQ_LOG_INFO, "cannot resolve %s%s%s:%s: %s",
 		        a->v6 ? "[" : "", a->host, a->v6 ? "]" : "", a->port,
 		        gai_strerror(rc));
 		return -RMQ_ERESOLVE;

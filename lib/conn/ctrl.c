@@ -218,7 +218,7 @@ peer_wait_ready(struct rmq_socket *s, struct rmq_peer *p, int64_t deadline)
 	rc = rmq_wait_until(&s->reactor, &w, 0, peer_is_ready, &rw);
 	if (rc != 0) {
 		rc = rc == -RMQ_EAGAIN ? -RMQ_ETIMEDOUT : rc;
-		rmq_log(RMQ_LOG_ERROR, "connect %s: the peer did not get "
+		rmq_log(RMQ_LOG_INFO, "connect %s: the peer did not get "
 		        "ready: %s", p->name, rmq_strerror(rc));
 		rmq_peer_fail(s, p, 0, "not ready in time");
 	}
@@ -280,7 +280,7 @@ auth_dial(struct rmq_socket *s, struct rmq_peer *p, int fd, uint8_t *b,
 		rc = rmq_auth_connecter(s, &au, fd, *kind, b + RMQ_CTRL_HDR_SIZE,
 		                        *body, reason, sizeof(reason));
 	if (rc < 0)
-		rmq_log(RMQ_LOG_ERROR, "handshake with %s: %s%s%s", p->name,
+		rmq_log(RMQ_LOG_INFO, "handshake with %s: %s%s%s", p->name,
 		        rmq_strerror(rc), reason[0] != '\0' ? ": " : "",
 		        reason);
 	return rc;
@@ -314,7 +314,7 @@ rmq_ctrl_handshake(struct rmq_socket *s, const struct rmq_addr *a, int fd,
 			rc = read_frame(s, fd, b, ms, &kind, &body);
 	}
 	if (rc == 0)
-		rc = rmq_ctrl_answer(s, p, fd, kind, b, body, RMQ_LOG_ERROR);
+		rc = rmq_ctrl_answer(s, p, fd, kind, b, body, RMQ_LOG_INFO);
 	if (rc == 0) {
 		rc = peer_wait_ready(s, p, deadline);
 		if (rc == 0) {
@@ -562,7 +562,7 @@ rmq_ctrl_listen(struct rmq_socket *s, const struct rmq_addr *a,
 	if (rc != 0) {
 		rc = -errno;
 		rmq_addr_show(a, where, sizeof(where));
-		rmq_log(RMQ_LOG_ERROR, "bind %s: %s", where, strerror(-rc));
+		rmq_log(RMQ_LOG_INFO, "bind %s: %s", where, strerror(-rc));
 		close(fd);
 		return rc;
 	}

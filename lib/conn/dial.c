@@ -97,7 +97,7 @@ rmq_ctrl_dial(struct rmq_socket *s, const struct rmq_addr *a,
 	return 0;
 fail:
 	rmq_addr_show(a, where, sizeof(where));
-	rmq_log(RMQ_LOG_ERROR, "connect %s: %s", where, rmq_strerror(rc));
+	rmq_log(RMQ_LOG_INFO, "connect %s: %s", where, rmq_strerror(rc));
 	return rc;
 }
 

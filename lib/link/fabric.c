@@ -54,7 +54,7 @@ fabric_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 	if (rc == 0 && (t->force >= 0 || has_room(s, p, path, len)))
 		return path;
 	if (t->force >= 0) {
-		rmq_log(RMQ_LOG_ERROR, "%s", why);
+		rmq_log(RMQ_LOG_INFO, "%s", why);
 		return rc;
 	}
 	for (r = 1; r < RMQ_RANGES; r++) {
