@@ -45,6 +45,9 @@ struct rmq_pattern_ops {
 	bool        report_lost; /* a dead peer fails the next operation */
 	bool        keep_sends; /* with no live peer and a connect under way,
 	                         * sends wait in the backlog (backlog.h) */
+	bool        lossy;      /* drops by design (a PUB): a peer that left
+	                         * with messages of ours untaken is counted,
+	                         * logged at info, not warn */
 	size_t      sock_size;  /* private state; the core allocates and
 	                         * zeroes it */
 	size_t      peer_size;  /* per peer, likewise (0: none) */

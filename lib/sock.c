@@ -328,7 +328,7 @@ drained(void *arg)
 static int
 byes_acked(void *arg)
 {
-	return rmq_ctrl_byes_acked(arg);
+	return rmq_ctrl_byes_unacked(arg, false) == 0;
 }
 
 /* With the socket's lock held (thread mode) and out of the thread's
@@ -348,8 +348,8 @@ rmq_close_locked(rmq_socket *s)
 	if (s->ep != NULL &&
 	    rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, drained, s) != 0)
 		rmq_log(RMQ_LOG_WARN,
-		        "close: linger expired with %d sends in flight",
-		        s->inflight);
+		        "close: linger expired with %d sends in flight and %d "
+		        "messages kept for a peer", s->inflight, s->bl_n);
 	/* No more connecting; what never found a peer goes. */
 	rmq_dial_close(s);
 	rmq_backlog_drop(s);
@@ -360,9 +360,11 @@ rmq_close_locked(rmq_socket *s)
 	 */
 	rmq_ctrl_bye_all(s);
 	if (s->ep != NULL &&
-	    rmq_wait_until(&s->reactor, &w, 0, byes_acked, s) != 0)
-		rmq_log(RMQ_LOG_WARN, "close: a peer did not confirm "
-		                      "our last messages in time");
+	    rmq_wait_until(&s->reactor, &w, 0, byes_acked, s) != 0 &&
+	    (rc = rmq_ctrl_byes_unacked(s, true)) > 0)
+		rmq_log(RMQ_LOG_WARN,
+		        "close: %d peer%s did not confirm our last messages "
+		        "in time", rc, rc > 1 ? "s" : "");
 	rmq_paths_close(s);
 	/* Closing the endpoint cancels what is still posted. */
 	if (s->ep != NULL && (rc = fi_close(&s->ep->fid)) != 0)

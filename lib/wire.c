@@ -199,10 +199,13 @@ rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r)
 }
 
 size_t
-rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent)
+rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent, uint64_t took)
 {
 	rmq_put64(b + RMQ_CTRL_HDR_SIZE, sent);
-	return ctrl_frame(b, RMQ_CK_BYE, 8);
+	if (took == RMQ_BYE_NO_TOOK)
+		return ctrl_frame(b, RMQ_CK_BYE, 8);
+	rmq_put64(b + RMQ_CTRL_HDR_SIZE + 8, took);
+	return ctrl_frame(b, RMQ_CK_BYE, 16);
 }
 
 size_t
@@ -329,11 +332,13 @@ rmq_ctrl_decode_reject(struct rmq_reject *r, const uint8_t *body, size_t len)
 }
 
 int
-rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len)
+rmq_ctrl_decode_bye(uint64_t *sent, uint64_t *took, const uint8_t *body,
+                    size_t len)
 {
-	if (len != 8)
+	if (len != 8 && len != 16)
 		return -RMQ_EPROTO;
 	*sent = rmq_get64(body);
+	*took = len == 16 ? rmq_get64(body + 8) : RMQ_BYE_NO_TOOK;
 	return 0;
 }
 

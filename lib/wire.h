@@ -143,7 +143,10 @@ struct rmq_rts {
 enum rmq_ctrl_kind {
 	RMQ_CK_HELLO  = 1,
 	RMQ_CK_REJECT = 2,
-	RMQ_CK_BYE    = 3, /* u64: messages we sent you (DATA, RTS, FIN) */
+	RMQ_CK_BYE    = 3, /* u64: messages we sent you (DATA, RTS, FIN);
+	                    * to a peer that said RMQ_FEAT_TOOK, then u64:
+	                    * of yours, those we took (all we received but
+	                    * what we leave unread) */
 	RMQ_CK_BYE_ACK = 4, /* all of them arrived: you may close */
 	RMQ_CK_PAT    = 5, /* the pattern's own: u8 op, then its body (a
 	                    * SUB's subscriptions, their acknowledgements) */
@@ -191,8 +194,10 @@ struct rmq_hello {
 #define RMQ_FEAT_BATCH 0x2u /* we take BATCH messages (no fields) */
 #define RMQ_FEAT_RBATCH 0x4u /* we take RBATCH in our ring (no fields) */
 #define RMQ_FEAT_LOCAL 0x8u /* this host and a shared ring: 56 bytes */
+#define RMQ_FEAT_TOOK  0x10u /* we read a BYE's took (no fields) */
 #define RMQ_FEAT_KNOWN                                                       \
-	(RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH | RMQ_FEAT_LOCAL)
+	(RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH | RMQ_FEAT_LOCAL |  \
+	 RMQ_FEAT_TOOK)
 #define RMQ_LOCAL_HELLO_SIZE 56
 #define RMQ_LOCAL_F_MAPPED 0x1u /* we mapped the ring the peer announced */
 #define RMQ_LOCAL_F_SHARE  0x2u /* we answer HELP (wire.h, RMQ_MT_HELP) */
@@ -278,7 +283,10 @@ uint64_t rmq_seg_decode(const uint8_t *b);
 /* Frame = 8-byte header + body; returns total bytes written. */
 size_t rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h);
 size_t rmq_ctrl_encode_reject(uint8_t *b, const struct rmq_reject *r);
-size_t rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent);
+/* A BYE's took when it has none (an 8-byte BYE). */
+#define RMQ_BYE_NO_TOOK UINT64_MAX
+/* took RMQ_BYE_NO_TOOK: the 8-byte BYE, for a peer without RMQ_FEAT_TOOK. */
+size_t rmq_ctrl_encode_bye(uint8_t *b, uint64_t sent, uint64_t took);
 size_t rmq_ctrl_encode_bye_ack(uint8_t *b);
 size_t rmq_ctrl_encode_auth(uint8_t *b, const uint8_t nonce[RMQ_AUTH_NONCE],
                             const uint8_t mac[RMQ_AUTH_MAC]);
@@ -294,7 +302,9 @@ int rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body,
                           size_t len);
 int rmq_ctrl_decode_reject(struct rmq_reject *r, const uint8_t *body,
                            size_t len);
-int rmq_ctrl_decode_bye(uint64_t *sent, const uint8_t *body, size_t len);
+/* 8 bytes (took RMQ_BYE_NO_TOOK) or 16; else -RMQ_EPROTO. */
+int rmq_ctrl_decode_bye(uint64_t *sent, uint64_t *took, const uint8_t *body,
+                        size_t len);
 int rmq_ctrl_decode_auth(uint8_t nonce[RMQ_AUTH_NONCE],
                          uint8_t mac[RMQ_AUTH_MAC], const uint8_t *body,
                          size_t len);

@@ -554,6 +554,7 @@ const struct rmq_pattern_ops rmq_pattern_pub = {
 	.self_id     = 0x20,
 	.peer_id     = 0x21,
 	.report_lost = false,
+	.lossy       = true,
 	.sock_size   = sizeof(struct pub_state),
 	.peer_size   = sizeof(struct pub_peer),
 	.fini        = pub_fini,

@@ -160,13 +160,15 @@ send_reject(int fd, int code, const char *fmt, ...)
 
 static void chan_ready(struct rmq_source *src, short revents, void *owner);
 
-/* The handshake is done: p watches its channel, and is LIVE. */
+/* The handshake is done: p watches its channel, and is LIVE.  So does the
+ * context thread: a goodbye is answered while the application computes. */
 static int
 peer_start(struct rmq_socket *s, struct rmq_peer *p, int fd)
 {
 	set_nonblock(fd);
 	if (rmq_source_add(&s->reactor, &p->chan.src, fd, chan_ready) != 0)
 		return -RMQ_ENOMEM;
+	rmq_source_watch(&s->reactor, &p->chan.src);
 	rmq_peer_live(s, p);
 	return 0;
 }
@@ -660,12 +662,25 @@ closing_check(struct rmq_socket *s, struct rmq_peer *p, int64_t now)
 	}
 }
 
+/* p's BYE says it took `took` of ours: the rest, unread or in flight when
+ * it closed, are lost (at info for a pattern that drops by design). */
+static void
+bye_untaken(struct rmq_socket *s, struct rmq_peer *p, uint64_t took)
+{
+	if (took == RMQ_BYE_NO_TOOK || took >= p->sent)
+		return;
+	s->stats.dropped += p->sent - took;
+	rmq_log(s->pat->lossy ? RMQ_LOG_INFO : RMQ_LOG_WARN,
+	        "peer %s closed with %llu of our messages not taken", p->name,
+	        (unsigned long long) (p->sent - took));
+}
+
 /* One complete control frame from a connected peer. */
 static void
 peer_frame(struct rmq_socket *s, struct rmq_peer *p, int kind,
            const uint8_t *body, size_t len)
 {
-	uint64_t sent;
+	uint64_t sent, took;
 
 	if (kind == RMQ_CK_BYE_ACK && len == 0) {
 		p->chan.bye_acked = true;
@@ -678,10 +693,12 @@ peer_frame(struct rmq_socket *s, struct rmq_peer *p, int kind,
 		rmq_peer_fail(s, p, -RMQ_EPROTO, "bad pattern frame");
 		return;
 	}
-	if (kind == RMQ_CK_BYE && rmq_ctrl_decode_bye(&sent, body, len) == 0) {
+	if (kind == RMQ_CK_BYE &&
+	    rmq_ctrl_decode_bye(&sent, &took, body, len) == 0) {
 		p->chan.bye_count = sent;
 		rmq_peer_closing(s, p);
 		rmq_log(RMQ_LOG_INFO, "peer %s said goodbye", p->name);
+		bye_untaken(s, p, took);
 		rmq_reactor_drain(&s->reactor);
 		closing_check(s, p, rmq_now_ns());
 		return;
@@ -796,21 +813,25 @@ rmq_ctrl_init(struct rmq_socket *s)
 	rmq_timer_add(&s->reactor, &s->ctrl->timer, ctrl_timer);
 }
 
-/* Tell p how many messages we sent it; it acknowledges when all are in. */
+/* Tell p how many messages we sent it (and, if it reads it, how many of
+ * its we took); it acknowledges when all of ours are in. */
 void
-rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p)
+rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p, uint64_t took)
 {
-	uint8_t b[RMQ_CTRL_HDR_SIZE + 8];
+	uint8_t b[RMQ_CTRL_HDR_SIZE + 16];
+	size_t  n;
 
 	RMQ_UNUSED(s);
 	if (p->chan.src.fd < 0 || p->chan.bye_sent)
 		return;
 	p->chan.bye_sent = true;
-	if (rmq_write_all(p->chan.src.fd, b, rmq_ctrl_encode_bye(b, p->sent),
-	              100) != 0)
+	n = rmq_ctrl_encode_bye(b, p->sent,
+	                        p->chan.took_ok ? took : RMQ_BYE_NO_TOOK);
+	if (rmq_write_all(p->chan.src.fd, b, n, 100) != 0)
 		p->chan.bye_acked = true; /* nobody to wait for */
 }
 
+/* At close: what is still queued goes unread. */
 void
 rmq_ctrl_bye_all(struct rmq_socket *s)
 {
@@ -820,22 +841,22 @@ rmq_ctrl_bye_all(struct rmq_socket *s)
 	for (i = 0; i < s->peers->cap; i++)
 		if ((p = rmq_peer_at(s, i)) != NULL &&
 		    p->state != RMQ_PEER_DEAD)
-			rmq_ctrl_bye(s, p);
+			rmq_ctrl_bye(s, p, p->recvd - p->q.len);
 }
 
-bool
-rmq_ctrl_byes_acked(struct rmq_socket *s)
+int
+rmq_ctrl_byes_unacked(struct rmq_socket *s, bool owed)
 {
 	struct rmq_peer *p;
-	int              i;
+	int              i, n = 0;
 
 	for (i = 0; i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
-		if (p != NULL && p->chan.src.fd >= 0 && p->chan.bye_sent &&
-		    !p->chan.bye_acked && p->state != RMQ_PEER_DEAD)
-			return false;
+		n += p != NULL && p->chan.src.fd >= 0 && p->chan.bye_sent &&
+		     !p->chan.bye_acked && p->state != RMQ_PEER_DEAD &&
+		     (!owed || p->sent > 0);
 	}
-	return true;
+	return n;
 }
 
 int

@@ -80,14 +80,18 @@ void rmq_ctrl_tune(const struct rmq_socket *s, int fd);
 /* Stop listening at endpoint (as bound, or as RMQ_LAST_ENDPOINT shows
  * it): 0, or -ENOENT. */
 int  rmq_ctrl_unlisten(struct rmq_socket *s, const char *endpoint);
-/* Tell p how many messages we sent it (BYE); it acknowledges when all
- * are in (chan.bye_acked). */
-void rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p);
-/* Tell every peer how many messages we sent it; each acknowledges when
- * all are in. */
+/* Tell p how many messages we sent it (BYE) and, if it reads it, how many
+ * of its we took (RMQ_BYE_NO_TOOK: we cannot say, a disconnect's are still
+ * coming and stay readable); it acknowledges when all of ours are in
+ * (chan.bye_acked). */
+void rmq_ctrl_bye(struct rmq_socket *s, struct rmq_peer *p, uint64_t took);
+/* At close: tell every peer how many messages we sent it and how many of
+ * its we took (those still queued go unread); each acknowledges when all
+ * of ours are in. */
 void rmq_ctrl_bye_all(struct rmq_socket *s);
-/* Has every peer we said goodbye to acknowledged (or gone)? */
-bool rmq_ctrl_byes_acked(struct rmq_socket *s);
+/* Peers we said goodbye to that have not acknowledged it (nor gone); with
+ * owed, only those we sent messages to (which may be lost). */
+int  rmq_ctrl_byes_unacked(struct rmq_socket *s, bool owed);
 /* A pattern frame (RMQ_CK_PAT) to p: 0, or -error (p is then failed). */
 int  rmq_ctrl_send_pat(struct rmq_socket *s, struct rmq_peer *p,
                        const uint8_t *body, size_t len);

@@ -475,7 +475,7 @@ dial_leave(struct rmq_socket *s, struct rmq_peer *p)
 	struct rmq_waiter w;
 
 	rmq_peer_hold(p);
-	rmq_ctrl_bye(s, p);
+	rmq_ctrl_bye(s, p, RMQ_BYE_NO_TOOK); /* its messages stay readable */
 	rmq_waiter_init(&w, s->linger);
 	if (rmq_wait_until(&s->reactor, &w, 0, left, p) != 0)
 		rmq_log(RMQ_LOG_DEBUG, "disconnect %s: linger expired",

@@ -50,6 +50,7 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	addr         = rmq_ep_shard_addr(s, p->shard, &alen);
 	h->addr_len  = (uint16_t) alen;
 	memcpy(h->addr, addr, alen);
+	h->features  = RMQ_FEAT_TOOK; /* our BYE can say what we took */
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->hello_out != NULL)
 			s->path_ops[i]->hello_out(s, p, h);
@@ -146,6 +147,7 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 	p->credits   = h->rcvhwm;
 	p->maxmsg    = h->maxmsg;
 	p->eager_max = h->eager_max;
+	p->chan.took_ok = (h->features & RMQ_FEAT_TOOK) != 0;
 	for (i = 0; i < RMQ_PATH_COUNT; i++)
 		if (s->path_ops[i]->hello_in != NULL &&
 		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)

@@ -50,6 +50,7 @@ struct rmq_chan {
 	uint64_t          bye_count; /* its BYE: messages it sent us */
 	bool              bye_acked; /* it confirmed all ours arrived */
 	bool              bye_sent;  /* we said BYE */
+	bool              took_ok;   /* it reads our BYE's took (FEAT_TOOK) */
 	int64_t           closing_deadline; /* CLOSING: give up waiting */
 };
 

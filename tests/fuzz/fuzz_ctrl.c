@@ -122,23 +122,29 @@ reject(const uint8_t *body, size_t len)
 static void
 bye(const uint8_t *frame, const uint8_t *body, size_t len)
 {
-	uint64_t sent = 0, sent2 = 0;
+	uint64_t sent = 0, sent2 = 0, took = 0, took2 = 0;
 	uint8_t  out[FRAME_MAX];
 	size_t   n;
 	int      rc;
 
-	rc = rmq_ctrl_decode_bye(&sent, body, len);
-	FUZZ_CHECK((rc == 0) == (len == 8), "BYE of %zu bytes: %d", len, rc);
+	rc = rmq_ctrl_decode_bye(&sent, &took, body, len);
+	FUZZ_CHECK((rc == 0) == (len == 8 || len == 16),
+	           "BYE of %zu bytes: %d", len, rc);
 	if (rc != 0) {
 		FUZZ_CHECK(rc == -RMQ_EPROTO, "decode_bye returned %d", rc);
 		return;
 	}
-	n = rmq_ctrl_encode_bye(out, sent);
-	check_frame(out, n, RMQ_CK_BYE, 8);
-	FUZZ_CHECK(memcmp(out, frame, n) == 0, "BYE re-encoded differently");
-	rc = rmq_ctrl_decode_bye(&sent2, out + RMQ_CTRL_HDR_SIZE, 8);
-	FUZZ_CHECK(rc == 0 && sent2 == sent, "BYE round trip %llu/%llu",
-	           (unsigned long long) sent, (unsigned long long) sent2);
+	/* A 16-byte BYE whose took is RMQ_BYE_NO_TOOK reads as one
+	 * without: it re-encodes in 8. */
+	n = rmq_ctrl_encode_bye(out, sent, took);
+	check_frame(out, n, RMQ_CK_BYE, took == RMQ_BYE_NO_TOOK ? 8 : 16);
+	FUZZ_CHECK(n != RMQ_CTRL_HDR_SIZE + len || memcmp(out, frame, n) == 0,
+	           "BYE re-encoded differently");
+	rc = rmq_ctrl_decode_bye(&sent2, &took2, out + RMQ_CTRL_HDR_SIZE,
+	                         n - RMQ_CTRL_HDR_SIZE);
+	FUZZ_CHECK(rc == 0 && sent2 == sent && took2 == took,
+	           "BYE round trip %llu/%llu", (unsigned long long) sent,
+	           (unsigned long long) sent2);
 }
 
 static void

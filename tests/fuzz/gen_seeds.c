@@ -131,10 +131,12 @@ ctrl_seeds(void)
 		put_file("fuzz_ctrl", "auth", b, n);
 	}
 
-	n = rmq_ctrl_encode_bye(b, 123456789);
+	n = rmq_ctrl_encode_bye(b, 123456789, RMQ_BYE_NO_TOOK);
 	put_file("fuzz_ctrl", "bye", b, n);
 	memcpy(stream + s, b, n);
 	s += n;
+	n = rmq_ctrl_encode_bye(b, 123456789, 12345);
+	put_file("fuzz_ctrl", "bye-took", b, n);
 	n = rmq_ctrl_encode_bye_ack(b);
 	put_file("fuzz_ctrl", "bye-ack", b, n);
 	memcpy(stream + s, b, n);

@@ -532,7 +532,7 @@ START_TEST(test_ctrl_hello_ring_round_trip)
 	                 -RMQ_EPROTO);
 	/* An unknown feature bit. */
 	in.ring_slot_size = 4096;
-	in.features       = RMQ_FEAT_RING | 0x10;
+	in.features       = RMQ_FEAT_RING | 0x80000000u;
 	n = hello_encode_checked(frame, &in);
 	ck_assert_int_eq(hello_decode_exact(&out, frame + RMQ_CTRL_HDR_SIZE,
 	                                    n - RMQ_CTRL_HDR_SIZE),
@@ -904,35 +904,71 @@ START_TEST(test_ctrl_bye_round_trip)
 		0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01,
 	};
 	uint8_t  frame[FRAME_MAX];
-	uint64_t sent = 0;
+	uint64_t sent = 0, took = 0;
 	size_t   n, body_len;
 	int      kind;
 
-	n = rmq_ctrl_encode_bye(frame, 0x0123456789abcdefull);
+	n = rmq_ctrl_encode_bye(frame, 0x0123456789abcdefull, RMQ_BYE_NO_TOOK);
 	ck_assert_uint_eq(n, sizeof want);
 	ck_assert_mem_eq(frame, want, sizeof want);
 	ck_assert_int_eq(rmq_ctrl_decode_hdr(frame, &kind, &body_len), 0);
 	ck_assert_int_eq(kind, RMQ_CK_BYE);
 	ck_assert_uint_eq(body_len, 8);
-	ck_assert_int_eq(
-	    rmq_ctrl_decode_bye(&sent, frame + RMQ_CTRL_HDR_SIZE, body_len),
-	    0);
+	ck_assert_int_eq(rmq_ctrl_decode_bye(&sent, &took,
+	                                     frame + RMQ_CTRL_HDR_SIZE,
+	                                     body_len),
+	                 0);
 	ck_assert(sent == 0x0123456789abcdefull);
+	ck_assert(took == RMQ_BYE_NO_TOOK);
+}
+END_TEST
+
+/* To a peer that said RMQ_FEAT_TOOK: what we took of its, after. */
+START_TEST(test_ctrl_bye_took_round_trip)
+{
+	static const uint8_t want[RMQ_CTRL_HDR_SIZE + 16] = {
+		'R', 'M', 'Q', 'C', RMQ_WIRE_VERSION, RMQ_CK_BYE, 16, 0,
+		0x05, 0, 0, 0, 0, 0, 0, 0,
+		0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01,
+	};
+	uint8_t  frame[FRAME_MAX];
+	uint64_t sent = 0, took = 0;
+	size_t   n, body_len;
+	int      kind;
+
+	n = rmq_ctrl_encode_bye(frame, 5, 0x0123456789abcdefull);
+	ck_assert_uint_eq(n, sizeof want);
+	ck_assert_mem_eq(frame, want, sizeof want);
+	ck_assert_int_eq(rmq_ctrl_decode_hdr(frame, &kind, &body_len), 0);
+	ck_assert_int_eq(kind, RMQ_CK_BYE);
+	ck_assert_uint_eq(body_len, 16);
+	ck_assert_int_eq(rmq_ctrl_decode_bye(&sent, &took,
+	                                     frame + RMQ_CTRL_HDR_SIZE,
+	                                     body_len),
+	                 0);
+	ck_assert(sent == 5);
+	ck_assert(took == 0x0123456789abcdefull);
+	n = rmq_ctrl_encode_bye(frame, 5, 0);
+	ck_assert_uint_eq(n, sizeof want);
+	ck_assert_int_eq(rmq_ctrl_decode_bye(&sent, &took,
+	                                     frame + RMQ_CTRL_HDR_SIZE, 16),
+	                 0);
+	ck_assert(took == 0);
 }
 END_TEST
 
 START_TEST(test_ctrl_decode_bye_wrong_length)
 {
-	static const size_t lens[] = { 0, 1, 7, 9, 16 };
-	uint8_t             body[16];
+	static const size_t lens[] = { 0, 1, 7, 9, 15, 17, 24 };
+	uint8_t             body[24];
 	uint8_t            *p;
-	uint64_t            sent = 0;
+	uint64_t            sent = 0, took = 0;
 	size_t              i;
 
 	memset(body, 1, sizeof body);
 	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
 		p = dup_exact(body, lens[i]);
-		ck_assert_int_eq(rmq_ctrl_decode_bye(&sent, p, lens[i]),
+		ck_assert_int_eq(rmq_ctrl_decode_bye(&sent, &took, p, lens[i]),
 		                 -RMQ_EPROTO);
 		free(p);
 	}
@@ -1234,7 +1270,7 @@ fuzz_one(const uint8_t *b, size_t len)
 	struct rmq_rts    rts;
 	struct rmq_hello  hello;
 	struct rmq_reject rej;
-	uint64_t          sent;
+	uint64_t          sent, took;
 	size_t            body_len;
 	int               kind, rc;
 
@@ -1262,7 +1298,7 @@ fuzz_one(const uint8_t *b, size_t len)
 	if (rc == 0)
 		ck_assert_ptr_nonnull(
 		    memchr(rej.reason, '\0', sizeof rej.reason));
-	rc = rmq_ctrl_decode_bye(&sent, b, len);
+	rc = rmq_ctrl_decode_bye(&sent, &took, b, len);
 	ck_assert_msg(rc <= 0, "rmq_ctrl_decode_bye: %d", rc);
 }
 
@@ -1421,6 +1457,7 @@ wire_suite(void)
 	tcase_add_test(tc, test_ctrl_reject_decode_truncates_reason);
 	tcase_add_test(tc, test_ctrl_decode_reject_short);
 	tcase_add_test(tc, test_ctrl_bye_round_trip);
+	tcase_add_test(tc, test_ctrl_bye_took_round_trip);
 	tcase_add_test(tc, test_ctrl_decode_bye_wrong_length);
 	tcase_add_test(tc, test_ctrl_bye_ack);
 	tcase_add_test(tc, test_ctrl_hdr_layout);
