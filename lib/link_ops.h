@@ -61,7 +61,12 @@ struct rmq_link_ops {
 	void (*flush)(struct rmq_socket *s, struct rmq_peer *p);
 };
 
-/* The link every peer starts on (link/fabric.c). */
+/* The link every peer starts on (link/fabric.c), and its ops by name:
+ * xfer.c calls them directly for a peer on it, the common case, so that
+ * the compiler may inline them there. */
 extern const struct rmq_link_ops rmq_link_fabric;
+int rmq_fabric_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len);
+int rmq_fabric_send_now(struct rmq_socket *s, struct rmq_peer *p,
+                        const void *buf, size_t len, uint32_t msgid);
 
 #endif /* RMQ_LINK_OPS_H */

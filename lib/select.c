@@ -71,20 +71,18 @@ rows_of(struct rmq_path_table *t, const struct rmq_caps *c)
 
 	t->rows = c->rows;
 	memset(t->range_row, -1, sizeof(t->range_row));
-	t->short_row = -1;
+	t->send_now = NULL;
 	for (i = 0; c->rows != NULL && i < RMQ_PATHS; i++) {
 		row = c->rows[i];
 		if (rmq_path_kind(i) == RMQ_ROW_RANGE && row->range > 0 &&
 		    row->range < RMQ_RANGES)
 			t->range_row[row->range] = (int8_t) i;
 	}
-	for (r = 1; r < RMQ_RANGES && t->short_row < 0; r++)
-		if (t->range_row[r] >= 0)
-			t->short_row = c->rows[t->range_row[r]]->send_now != NULL
-			                   ? t->range_row[r]
-			                   : -2;
-	if (t->short_row < -1)
-		t->short_row = -1;
+	for (r = 1; r < RMQ_RANGES; r++)
+		if (t->range_row[r] >= 0) {
+			t->send_now = c->rows[t->range_row[r]]->send_now;
+			break;
+		}
 }
 
 /* A config value's RMQ_CFG_SRC_* as the table says it. */

@@ -45,11 +45,12 @@ struct rmq_path_table {
 	                     * (0: never, or the provider cannot) */
 	uint8_t src[RMQ_TH_COUNT]; /* RMQ_SRC_* of each */
 	/* The rows (the domain's caps.rows): the row of each range (-1:
-	 * none), and the one whose send_now is the fabric link's short way
-	 * (the first range's; -1: none). */
+	 * none), and the fabric link's short way: the first range row's
+	 * send_now (NULL: none). */
 	const struct rmq_path_ops *const *rows;
 	int8_t  range_row[RMQ_RANGES];
-	int     short_row;
+	int   (*send_now)(struct rmq_socket *s, struct rmq_peer *p,
+	                  const void *buf, size_t len, uint32_t msgid);
 };
 
 /* The socket options that change the table. */

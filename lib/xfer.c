@@ -81,7 +81,8 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		        out.len, p->name, (unsigned long long) p->maxmsg);
 		return -RMQ_EMSGSIZE;
 	}
-	path = p->link->choose(s, p, out.len);
+	path = p->link == &rmq_link_fabric ? rmq_fabric_choose(s, p, out.len)
+	                                   : p->link->choose(s, p, out.len);
 	if (path < 0)
 		return path;
 	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
@@ -123,7 +124,9 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 
 	/* The common case first: a small copy that can go at once. */
 	if (o->msg == NULL) {
-		rc = p->link->send_now(s, p, o->buf, o->len, msgid);
+		rc = p->link == &rmq_link_fabric
+		         ? rmq_fabric_send_now(s, p, o->buf, o->len, msgid)
+		         : p->link->send_now(s, p, o->buf, o->len, msgid);
 		if (rc <= 0) {
 			/* A stream that always goes this way never waits, so
 			 * it would seldom look at its sources: a PUSH fed by

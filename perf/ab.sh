@@ -11,8 +11,8 @@
 #     RMQ_LOCAL=0: the fabric link; shm's ranks take the local link),
 #     under mpirun -np 2 --bind-to core: librmq's p50 one-way and its
 #     per-block median ratio to the bare libfabric loop in the same ranks;
-#   rmq_bw --local --cpus 1,0 --pattern pushpull -S 8,64,1024 on shm and
-#     tcp (RMQ_LOCAL=0): messages per second.
+#   rmq_bw --local --cpus 1,0 --pattern pushpull -S 8,64,1024 -W 1000
+#     -I 500 on shm and tcp (RMQ_LOCAL=0): messages per second.
 # It prints one CSV row per measurement (round,build,bench,prov,size,
 # metric,value) and, at the end, per cell: A's and B's median [min-max]
 # and B's median over A's.  A cell whose ranges overlap moved by less
@@ -50,7 +50,7 @@ pingpong() { # build label prov env...
 		/^[0-9]/ && $5 != "mpi" && $5 != "fi" {
 			print r "," l ",pingpong," p "," $1 ",p50_us," $2 }
 		/^# [0-9]+ B: librmq \/ libfabric/ {
-			sz = $2; sub(/ B:.*/, "", sz)
+			sz = $0; sub(/^# /, "", sz); sub(/ B:.*/, "", sz)
 			m = $0; sub(/.*per block median /, "", m); sub(/ .*/, "", m)
 			print r "," l ",pingpong," p "," sz ",over_fi," m }' "$out.1"
 }
@@ -59,7 +59,8 @@ bw() { # build label prov env...
 	local b=$1 label=$2 prov=$3
 	shift 3
 	env "$@" timeout 300 "$b/perf/rmq_bw" --local --cpus 1,0 -p "$prov" \
-		--pattern pushpull -S 8,64,1024 --csv >"$out.1" 2>/dev/null ||
+		--pattern pushpull -S 8,64,1024 -W 1000 -I 500 --csv \
+		>"$out.1" 2>/dev/null ||
 		{ echo "# $label $prov bw: failed" >&2; return 0; }
 	awk -F, -v r="$round" -v l="$label" -v p="$prov" '
 		/^[0-9]/ { print r "," l ",pushpull," p "," $1 ",msgs_per_s," $3 }' \

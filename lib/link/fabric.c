@@ -33,24 +33,23 @@ has_room(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len)
 }
 
 /*
- * The path for len bytes to p: the table's choice, moved on to another
- * range's row when this peer cannot take it there (its slabs, its ring):
- * one whose range holds len, or one that stretches past its range into
- * what its peer allows (eager, into the peer's slabs).  A row that can
- * carry len but has no room now is waited for when no other can; one
- * that cannot gives way to the rendezvous row.  A forced path that
- * cannot carry the message is an error that says why.
+ * The path for len bytes to p when the table's choice will not do: moved
+ * on to another range's row when this peer cannot take it there (its
+ * slabs, its ring): one whose range holds len, or one that stretches past
+ * its range into what its peer allows (eager, into the peer's slabs).  A
+ * row that can carry len but has no room now is waited for when no other
+ * can; one that cannot gives way to the rendezvous row.  A forced path
+ * that cannot carry the message is an error that says why.
  */
-static int
-fabric_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
+static int __attribute__((noinline))
+choose_again(struct rmq_socket *s, struct rmq_peer *p, int path, size_t len)
 {
 	const struct rmq_path_table *t = &s->paths;
 	char                         why[256];
 	size_t                       max;
-	int                          path, rc, r, row;
+	int                          rc, r, row;
 
-	path = rmq_path_select(t, len);
-	rc   = can_carry(s, p, path, len, why, sizeof(why));
+	rc = can_carry(s, p, path, len, why, sizeof(why));
 	if (rc == 0 && (t->force >= 0 || has_room(s, p, path, len)))
 		return path;
 	if (t->force >= 0) {
@@ -70,19 +69,35 @@ fabric_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 	return rc == 0 ? path : t->rndv_path;
 }
 
-/* The short way of the table's first range row (path_ops.h), if any. */
-static int
-fabric_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
-                size_t len, uint32_t msgid)
+/* The table's row for len, if this peer can take it there now (the
+ * common case, kept small: xfer.c calls it on every send that does not
+ * go the short way); else the search above. */
+int
+rmq_fabric_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 {
-	int row = s->paths.short_row;
+	int                        path = rmq_path_select(&s->paths, len);
+	const struct rmq_path_ops *row  = s->path_ops[path];
 
-	return row >= 0 ? s->path_ops[row]->send_now(s, p, buf, len, msgid)
-	                : 1;
+	if (s->paths.force < 0 &&
+	    (row->can_carry == NULL ||
+	     row->can_carry(s, p, len, NULL, 0) == 0) &&
+	    (row->has_room == NULL || row->has_room(s, p, len)))
+		return path;
+	return choose_again(s, p, path, len);
+}
+
+/* The short way of the table's first range row (path_ops.h), if any. */
+int
+rmq_fabric_send_now(struct rmq_socket *s, struct rmq_peer *p, const void *buf,
+                    size_t len, uint32_t msgid)
+{
+	return s->paths.send_now != NULL
+	           ? s->paths.send_now(s, p, buf, len, msgid)
+	           : 1;
 }
 
 const struct rmq_link_ops rmq_link_fabric = {
 	.name     = "fabric",
-	.choose   = fabric_choose,
-	.send_now = fabric_send_now,
+	.choose   = rmq_fabric_choose,
+	.send_now = rmq_fabric_send_now,
 };

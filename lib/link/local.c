@@ -708,7 +708,7 @@ local_choose(struct rmq_socket *s, struct rmq_peer *p, size_t len)
 
 	if (s->paths.force < 0 && (len <= lp->max || rmq_local_big(s)))
 		return RMQ_PATH_LOCAL;
-	return rmq_link_fabric.choose(s, p, len);
+	return rmq_fabric_choose(s, p, len);
 }
 
 const struct rmq_link_ops rmq_link_local = {
