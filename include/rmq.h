@@ -90,6 +90,10 @@ enum rmq_type {
 
 /* Flags for send/recv. */
 #define RMQ_DONTWAIT 0x1
+#define RMQ_SNDMORE  0x2 /* send: more frames of this message follow; a
+                          * message of several frames is delivered whole
+                          * or not at all, never interleaved with another
+                          * (rmq_send(3)) */
 
 /* Socket options (rmq_setopt / rmq_getopt).  Values are int unless noted. */
 enum rmq_opt {
@@ -148,6 +152,9 @@ enum rmq_opt {
 	RMQ_RECONNECT_IVL_MAX = 27, /* ms: the wait doubles after each failed
 	                         * try up to this (0, the default: no
 	                         * doubling) */
+	RMQ_RCVMORE       = 29, /* getopt only, int: 1 if the frame just
+	                         * received has more frames of its message
+	                         * after it, else 0 */
 	RMQ_CONNECT_ASYNC = 28, /* 1: rmq_connect returns at once and
 	                         * connects in the background; a PAIR or
 	                         * PUSH keeps up to RMQ_SNDHWM messages sent

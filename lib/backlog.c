@@ -8,8 +8,10 @@
 #include "conn/ctrl.h"
 #include "conn/dial.h"
 #include "conn/peer.h"
+#include "frames.h"
 #include "path_ops.h"
 #include "pattern_ops.h"
+#include "rxq.h"
 #include "socket.h"
 #include "util.h"
 
@@ -17,6 +19,7 @@ struct rmq_blmsg {
 	struct rmq_blmsg *next;
 	rmq_msg          *msg; /* zero-copy: kept as given */
 	size_t            len;
+	int               more; /* RMQ_SNDMORE: a frame with more after it */
 	uint8_t           data[];
 };
 
@@ -48,7 +51,7 @@ pop(struct rmq_socket *s, bool sent)
 	if (!sent && m->msg != NULL)
 		rmq_msg_free(m->msg);
 	free(m);
-	s->reactor.idle_any = s->bl_n > 0;
+	s->reactor.idle_any = s->bl_n > 0 || s->rx->fetch_more;
 }
 
 void
@@ -65,7 +68,7 @@ rmq_backlog_flush(struct rmq_socket *s)
 		o.buf = m->msg != NULL ? NULL : m->data;
 		o.len = m->msg != NULL ? 0 : m->len;
 		o.msg = m->msg;
-		rc    = s->pat->send(s->pstate, s, &o, RMQ_DONTWAIT);
+		rc    = rmq_frames_send(s, &o, RMQ_DONTWAIT | m->more);
 		if (rc == -RMQ_EAGAIN)
 			break;
 		if (rc != 0) {
@@ -102,7 +105,9 @@ rmq_backlog_send(struct rmq_socket *s, const struct rmq_out *o, int flags)
 		rmq_backlog_drop(s);
 	if (!keeps(s))
 		return 1;
-	if (s->bl_n >= s->sndhwm) {
+	/* A message's frames are kept whole: only its first waits for room
+	 * (RMQ_SNDHWM counts messages). */
+	if (s->bl_n >= s->sndhwm && !s->bl_open) {
 		rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
 		rc = rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, has_room, s);
 		if (rc != 0)
@@ -119,6 +124,8 @@ rmq_backlog_send(struct rmq_socket *s, const struct rmq_out *o, int flags)
 	m->next = NULL;
 	m->msg  = o->msg;
 	m->len  = o->len;
+	m->more = flags & RMQ_SNDMORE;
+	s->bl_open = m->more != 0;
 	if (o->msg == NULL && o->len > 0)
 		rmq_copy(m->data, o->buf, o->len);
 	*s->bl_tail = m;
@@ -135,7 +142,10 @@ rmq_backlog_drop(struct rmq_socket *s)
 		rmq_log(RMQ_LOG_DEBUG, "%d messages never found a peer",
 		        s->bl_n);
 	while (s->bl_head != NULL) {
-		s->stats.dropped++;
+		/* A message counted once: at its last frame kept. */
+		if (!s->bl_head->more || s->bl_head->next == NULL)
+			s->stats.dropped++;
 		pop(s, false);
 	}
+	s->bl_open = false;
 }

@@ -16,6 +16,7 @@
 #include "backlog.h"
 #include "pattern_ops.h"
 #include "events.h"
+#include "frames.h"
 #include "progress.h"
 #include "rxq.h"
 #include "socket.h"
@@ -32,6 +33,8 @@ rmq_sock_events(struct rmq_socket *s, bool settle)
 	if (s->bl_n > 0)
 		rmq_backlog_flush(s);
 	ev = s->pat->events(s->pstate, s);
+	if (rmq_frames_rx_open(s))
+		ev |= RMQ_EV_IN; /* the rest of a message taken in part */
 	if (rmq_backlog_room(s))
 		ev |= RMQ_EV_OUT; /* kept until a peer comes */
 	return ((ev & RMQ_EV_IN) ? RMQ_POLLIN : 0) |
@@ -41,7 +44,7 @@ rmq_sock_events(struct rmq_socket *s, bool settle)
 void
 rmq_sock_fd_after(struct rmq_socket *s)
 {
-	if (s->reactor.ep_fd >= 0 && s->rx->nqueued > 0)
+	if (s->reactor.ep_fd >= 0 && (s->rx->nmsgs > 0 || s->rx_cur != NULL))
 		rmq_reactor_kick(&s->reactor);
 }
 

@@ -33,6 +33,21 @@ struct rmq_waiter;
  * slots stay as the caller's flags say).
  */
 #define RMQ_XFER_F_OWN 0x100
+/*
+ * Another internal one: a frame after the first of its message (frames.c).
+ * It takes no credit from the peer (the first took one for the message,
+ * and the receiver gives none back for the rest) and it waits for what
+ * it needs whatever RMQ_DONTWAIT and RMQ_SNDTIMEO say: once a message's
+ * first frame has gone, the rest must, or none of it arrives.
+ */
+#define RMQ_XFER_F_CONT 0x200
+
+/* Where the frames after a message's first go (frames.c): a peer, by its
+ * id, and the msgid its first frame carried. */
+struct rmq_frame_to {
+	uint32_t peer;
+	uint32_t msgid;
+};
 
 /* A message to send: a buffer, or a zero-copy message. */
 struct rmq_out {

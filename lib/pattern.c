@@ -2,6 +2,8 @@
  * What the core offers a pattern (pattern.h): peers round-robin, messages
  * fair-queued and filtered, waiting, and the pattern's own blocks.
  */
+#include <stdlib.h>
+
 #include "conn/ctrl.h"
 #include "conn/dial.h"
 #include "conn/peer.h"
@@ -158,11 +160,54 @@ rmq_pat_peer_host(const struct rmq_peer *p)
 	return (p->link->flags & RMQ_LINK_F_HOST) != 0;
 }
 
+/* The first frame of a message of several went to p: the rest follow it
+ * there (frames.c). */
+static int
+note_frame_to(struct rmq_socket *s, uint32_t peer, uint32_t msgid)
+{
+	struct rmq_frame_to *n;
+	int                  cap;
+
+	if (s->ntx == s->tx_cap) {
+		cap = s->tx_cap < 4 ? 4 : 2 * s->tx_cap;
+		n   = realloc(s->tx_to, (size_t) cap * sizeof(*n));
+		if (n == NULL)
+			return -RMQ_ENOMEM;
+		s->tx_to  = n;
+		s->tx_cap = cap;
+	}
+	s->tx_to[s->ntx++] = (struct rmq_frame_to){peer, msgid};
+	return 0;
+}
+
 int
 rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_out *o, uint32_t msgid, int flags)
 {
-	return rmq_xfer_send(s, p, o, msgid, flags);
+	uint32_t id = p->id;
+	int      rc = rmq_xfer_send(s, p, o, msgid, flags);
+
+	if (rc == 0 && s->tx_note)
+		rc = note_frame_to(s, id, msgid);
+	return rc;
+}
+
+/* A message the filter refused, judged by its first frame e: all of its
+ * frames go (counted once). */
+static void
+discard_message(struct rmq_socket *s, struct rmq_peer *p,
+                struct rmq_rxent *e)
+{
+	bool more = e->more;
+
+	rmq_peer_hold(p);
+	rmq_xfer_discard(s, e);
+	while (more && (e = rmq_rxq_pop(s, &p->q)) != NULL) {
+		more = e->more;
+		s->stats.dropped--; /* one message, counted once */
+		rmq_xfer_discard(s, e);
+	}
+	rmq_peer_release(s, p); /* may free p */
 }
 
 int
@@ -170,7 +215,7 @@ rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 {
 	struct rmq_peer *p;
 
-	while (s->rx->nqueued > 0) {
+	while (s->rx->nmsgs > 0) {
 		p = rmq_peer_next(s, &s->rr_rx, RMQ_PICK_QUEUED);
 		if (p == NULL)
 			return 0;
@@ -178,7 +223,7 @@ rmq_pat_take(struct rmq_socket *s, struct rmq_rxent **e)
 		if (s->pat->rx_filter == NULL ||
 		    s->pat->rx_filter(s->pstate, s, *e))
 			return 1;
-		rmq_xfer_discard(s, *e); /* may free p */
+		discard_message(s, p, *e);
 	}
 	return 0;
 }
@@ -194,7 +239,7 @@ have_msg(void *arg)
 	struct msg_wait   *mw = arg;
 	struct rmq_socket *s  = mw->s;
 
-	if (s->rx->nqueued > 0 && rmq_pat_take(s, mw->e))
+	if (s->rx->nmsgs > 0 && rmq_pat_take(s, mw->e))
 		return 1;
 	if (s->peers->nlive > 0 || rmq_peer_any_alive(s))
 		return 0; /* one may still send */
@@ -221,16 +266,25 @@ rmq_pat_readable(struct rmq_socket *s)
 {
 	struct rmq_peer  *p;
 	struct rmq_rxent *e;
+	size_t            n;
+	bool              first;
 	int               i;
 
 	if (s->pat->rx_filter == NULL)
-		return s->rx->nqueued > 0;
-	/* What take would not drop, behind what it would. */
-	for (i = 0; s->rx->nqueued > 0 && i < s->peers->cap; i++) {
+		return s->rx->nmsgs > 0;
+	/* What take would not drop, behind what it would: each whole
+	 * message judged by its first frame. */
+	for (i = 0; s->rx->nmsgs > 0 && i < s->peers->cap; i++) {
 		p = rmq_peer_at(s, i);
-		for (e = p != NULL ? p->q.head : NULL; e != NULL; e = e->next)
-			if (s->pat->rx_filter(s->pstate, s, e))
+		if (p == NULL)
+			continue;
+		for (n = p->q.msgs, first = true, e = p->q.head;
+		     n > 0 && e != NULL; e = e->next) {
+			if (first && s->pat->rx_filter(s->pstate, s, e))
 				return true;
+			first = !e->more;
+			n -= first;
+		}
 	}
 	return false;
 }

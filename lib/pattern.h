@@ -148,17 +148,23 @@ void    rmq_pat_timer_at(struct rmq_pat_timer *t, int64_t when_ns);
 void    rmq_pat_timer_free(struct rmq_pat_timer *t);
 int64_t rmq_pat_now(void);
 
-/* A message of p's the pattern brought in itself (heap: malloc'd, taken):
- * queued after p's others; no credit goes back for it.  0, or -error and
- * it is dropped (counted). */
+/* A frame of p's the pattern brought in itself (heap: malloc'd, taken;
+ * more: frames of its message follow): queued after p's others; no credit
+ * goes back for it.  0, or -error and its message is dropped (counted). */
 int    rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
-                       size_t len);
+                       size_t len, bool more);
+/* The frames of p's message still coming are lost (the pattern missed
+ * one): those queued go, counted once; its next frame starts a message. */
+void   rmq_pat_cut(struct rmq_socket *s, struct rmq_peer *p);
+/* Is a message of several frames being sent (its first went, its last
+ * not yet)? */
+bool   rmq_pat_sending_frames(const struct rmq_socket *s);
 /* p's count of messages sent to it / received from it (the BYE's). */
 uint64_t rmq_pat_peer_sent(const struct rmq_peer *p);
 uint64_t rmq_pat_peer_recvd(const struct rmq_peer *p);
 /* Is p live (not saying goodbye, not dead)? */
 bool     rmq_pat_peer_live(const struct rmq_peer *p);
-/* Messages of p's queued, not yet taken; our RMQ_RCVHWM. */
+/* Whole messages of p's queued, not yet taken; our RMQ_RCVHWM. */
 size_t rmq_pat_peer_queued(const struct rmq_peer *p);
 int    rmq_pat_rcvhwm(const struct rmq_socket *s);
 

@@ -58,6 +58,14 @@ struct rmq_pattern_ops {
 	/* Send: 0 or -error; on success a msg in o is owned by the engine. */
 	int  (*send)(void *st, struct rmq_socket *s, const struct rmq_out *o,
 	             int flags);
+	/*
+	 * A frame after a message's first (RMQ_SNDMORE; RMQ_SNDMORE in flags
+	 * if more follow it): the core sends it to the peers the first went
+	 * to (rmq_pat_send); this delivers it where else the pattern put the
+	 * first (a PUB's log).  0 or -error.  May be NULL.
+	 */
+	int  (*send_more)(void *st, struct rmq_socket *s,
+	                  const struct rmq_out *o, int flags);
 	/* Receive: the next message for the application, in *e. */
 	int  (*recv)(void *st, struct rmq_socket *s, struct rmq_rxent **e,
 	             int flags);

@@ -361,9 +361,21 @@ rmq_pat_now(void)
 
 int
 rmq_pat_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
-                size_t len)
+                size_t len, bool more)
 {
-	return rmq_rndv_read_deliver(s, p, heap, len);
+	return rmq_rndv_read_deliver(s, p, heap, len, more);
+}
+
+void
+rmq_pat_cut(struct rmq_socket *s, struct rmq_peer *p)
+{
+	rmq_rx_abort(s, p);
+}
+
+bool
+rmq_pat_sending_frames(const struct rmq_socket *s)
+{
+	return s->tx_open;
 }
 
 uint64_t
@@ -387,7 +399,7 @@ rmq_pat_peer_live(const struct rmq_peer *p)
 size_t
 rmq_pat_peer_queued(const struct rmq_peer *p)
 {
-	return p->q.len;
+	return p->q.msgs; /* whole messages: the open one must come in */
 }
 
 int

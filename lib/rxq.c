@@ -1,4 +1,5 @@
 /* Received messages, queued per peer until delivered (rxq.h). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,20 @@ rmq_rxq_push(struct rmq_socket *s, struct rmq_rxq *q, struct rmq_rxent *e)
 		q->head = e;
 	q->tail = e;
 	q->len++;
+	if (e->more) {
+		/* Its message is taken once whole, and its sender may wait
+		 * for this frame's pull to send the rest: pull it in the
+		 * background, on every wait's idle rounds. */
+		if (e->rndv && e->heap == NULL) {
+			s->rx->fetch_more   = true;
+			s->reactor.idle_any = true;
+		}
+		q->open++;
+		return;
+	}
+	q->open = 0;
+	q->msgs++;
+	s->rx->nmsgs++;
 }
 
 bool
@@ -109,8 +124,47 @@ rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q)
 	if (q->head == NULL)
 		q->tail = NULL;
 	q->len--;
+	if (q->msgs == 0)
+		q->open--; /* whole messages come first: this is the tail's */
+	else if (!e->more) {
+		q->msgs--;
+		s->rx->nmsgs--;
+	}
 	e->next = NULL;
 	return e;
+}
+
+size_t
+rmq_rxq_trim_open(struct rmq_socket *s, struct rmq_rxq *q)
+{
+	struct rmq_rxent *e, *keep = NULL, *next;
+	size_t            n, k;
+
+	if (q->open == 0)
+		return 0;
+	n = q->len - q->open; /* the whole messages' frames stay */
+	for (k = 0, e = q->head; k < n; k++, e = e->next)
+		keep = e;
+	for (n = 0, e = keep != NULL ? keep->next : q->head; e != NULL;
+	     e = next) {
+		next = e->next;
+		n += !e->nocredit;
+		s->rx->nqueued--;
+		/* A rendezvous frame's sender waits for our word. */
+		if (e->rndv && e->heap == NULL &&
+		    s->path_ops[e->path]->cancel != NULL)
+			s->path_ops[e->path]->cancel(s, e, ECANCELED);
+		rmq_rxent_free(s, e);
+	}
+	if (keep != NULL)
+		keep->next = NULL;
+	else
+		q->head = NULL;
+	q->tail     = keep;
+	q->len     -= q->open;
+	q->open     = 0;
+	q->open_len = 0;
+	return n;
 }
 
 void

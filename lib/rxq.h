@@ -32,20 +32,38 @@ struct rmq_rxent {
 	                             * the payload (a row may queue both
 	                             * kinds) */
 	bool              pulling;  /* background pull in progress */
-	bool              nocredit; /* brought by its pattern: no credit
+	bool              nocredit; /* brought by its pattern, or a frame
+	                             * after a message's first: no credit
 	                             * goes back for it */
+	bool              more;     /* frames of its message follow it */
 	int               pull_status;
 };
 
-/* One peer's queue. */
+/*
+ * One peer's queue.  The frames of a message come in order; a message is
+ * taken only once its last frame is in (msgs counts those), so the frames
+ * at the tail after the last whole message (open of them, open_len
+ * bytes) wait, and go if the peer dies first.
+ */
 struct rmq_rxq {
 	struct rmq_rxent *head, *tail;
 	size_t            len;
+	size_t            msgs;     /* whole messages queued */
+	uint32_t          open;     /* frames of the message still coming */
+	uint64_t          open_len; /* their bytes (RMQ_MAXMSGSIZE) */
+	bool              cont;     /* the last frame from the peer had
+	                             * more: the next continues its message */
+	bool              skip;     /* the rest of a message dropped (too
+	                             * large): frames go until its last */
 };
 
 /* The socket's: entries queued on all peers, and spare entries. */
 struct rmq_rxcache {
 	size_t            nqueued;
+	size_t            nmsgs; /* whole messages queued on all peers */
+	bool              fetch_more; /* a rendezvous frame of a message
+	                               * not yet whole may wait for its pull
+	                               * (rmq_xfer_pull_pending) */
 	size_t            peak;  /* most queued at once (capped): spares kept */
 	struct rmq_rxent *free;
 	size_t            nfree;
@@ -68,4 +86,7 @@ bool rmq_rxq_hold_to(struct rmq_rxq *q, int path, uint64_t end);
 struct rmq_rxent *rmq_rxq_pop(struct rmq_socket *s, struct rmq_rxq *q);
 /* Free every message of q. */
 void rmq_rxq_clear(struct rmq_socket *s, struct rmq_rxq *q);
+/* Free the frames of the message still coming (q's peer died, or the
+ * message grew too large): how many of them held a credit (its first). */
+size_t rmq_rxq_trim_open(struct rmq_socket *s, struct rmq_rxq *q);
 #endif /* RMQ_RXQ_H */

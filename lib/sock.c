@@ -22,6 +22,7 @@
 #include "paths/path.h"
 #include "pattern.h"
 #include "events.h"
+#include "frames.h"
 #include "link_ops.h"
 #include "progress.h"
 #include "rxq.h"
@@ -374,6 +375,7 @@ rmq_close_locked(rmq_socket *s)
 	rmq_reactor_set_cq(&s->reactor, NULL, -1, NULL, false);
 	rmq_pat_rma_close(s);
 	rmq_paths_fini(s); /* what the provider held is ours again */
+	rmq_frames_fini(s); /* lets go of the peer being taken from */
 	rmq_peers_destroy_all(s);
 	/* Before the domain may go: the pattern's registrations. */
 	if (s->pat->fini != NULL)
@@ -409,12 +411,14 @@ rmq_send_locked(rmq_socket *s, const void *buf, size_t len, int flags)
 
 	if (buf == NULL && len > 0)
 		return -RMQ_EINVAL;
-	if (s->bl_n > 0 || s->peers->nlive == 0) {
+	if (flags & ~(RMQ_DONTWAIT | RMQ_SNDMORE))
+		return -RMQ_EINVAL;
+	if (s->bl_n > 0 || (s->peers->nlive == 0 && !s->tx_open)) {
 		rc = rmq_backlog_send(s, &o, flags);
 		if (rc <= 0)
 			return rc == 0 ? (ssize_t) len : rc;
 	}
-	rc = reported(s, s->pat->send(s->pstate, s, &o, flags));
+	rc = reported(s, rmq_frames_send(s, &o, flags));
 	return rc == 0 ? (ssize_t) len : rc;
 }
 
@@ -429,10 +433,11 @@ rmq_recv_locked(rmq_socket *s, void *buf, size_t cap, int flags)
 		return -RMQ_EINVAL;
 	if (s->bl_n > 0)
 		rmq_backlog_flush(s);
-	rc = reported(s, s->pat->recv(s->pstate, s, &e, flags));
+	rc = reported(s, rmq_frames_recv(s, flags, &e));
 	if (rc != 0)
 		return rc;
 	n = rmq_xfer_deliver(s, e, buf, cap, NULL);
+	rmq_frames_done(s);
 	return n < 0 ? reported(s, (int) n) : n;
 }
 
@@ -442,14 +447,14 @@ rmq_msg_send_locked(rmq_socket *s, rmq_msg *m, int flags)
 	struct rmq_out o = {.buf = NULL, .len = 0, .msg = m};
 	int            rc;
 
-	if (m == NULL)
+	if (m == NULL || (flags & ~(RMQ_DONTWAIT | RMQ_SNDMORE)))
 		return -RMQ_EINVAL;
-	if (s->bl_n > 0 || s->peers->nlive == 0) {
+	if (s->bl_n > 0 || (s->peers->nlive == 0 && !s->tx_open)) {
 		rc = rmq_backlog_send(s, &o, flags);
 		if (rc <= 0)
 			return rc;
 	}
-	return reported(s, s->pat->send(s->pstate, s, &o, flags));
+	return reported(s, rmq_frames_send(s, &o, flags));
 }
 
 static int
@@ -463,10 +468,11 @@ rmq_msg_recv_locked(rmq_socket *s, rmq_msg **mp, int flags)
 	*mp = NULL;
 	if (s->bl_n > 0)
 		rmq_backlog_flush(s);
-	rc  = reported(s, s->pat->recv(s->pstate, s, &e, flags));
+	rc  = reported(s, rmq_frames_recv(s, flags, &e));
 	if (rc != 0)
 		return (int) rc;
 	rc = rmq_xfer_deliver(s, e, NULL, 0, mp);
+	rmq_frames_done(s);
 	return rc < 0 ? reported(s, (int) rc) : 0;
 }
 

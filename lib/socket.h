@@ -31,6 +31,7 @@
 
 struct rmq_blmsg;
 struct rmq_ctrl;
+struct rmq_frame_to;
 struct rmq_link_ops;
 struct rmq_pattern_ops;
 struct rmq_path_ops;
@@ -123,9 +124,20 @@ struct rmq_socket {
 	int                rr;        /* round-robin (send) */
 	int                rr_rx;     /* fair queue (recv) */
 
+		/* A message's frames (frames.c): the peers the one being sent goes
+	 * to -- its first frame's, noted by rmq_pat_send while tx_note --
+	 * and the peer whose message is being received. */
+	bool               tx_open;  /* a frame said more: the next goes on */
+	bool               tx_note;
+	int                ntx, tx_cap;
+	struct rmq_frame_to *tx_to;
+	struct rmq_peer   *rx_cur;   /* held until its message's last frame */
+	bool               rx_more;  /* RMQ_RCVMORE: of the frame last taken */
+
 	/* sends waiting for a first peer (backlog.c) */
 	struct rmq_blmsg  *bl_head, **bl_tail;
 	int                bl_n;
+	bool               bl_open;   /* its last frame kept said more */
 	bool               bl_flushing;
 
 	struct rmq_stats   stats;     /* its per-path arrays: from pstats */

@@ -259,6 +259,8 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return rmq_opt_get_int(s->rcvhwm, val, len);
 	case RMQ_TYPE:
 		return rmq_opt_get_int(s->pat->type, val, len);
+	case RMQ_RCVMORE:
+		return rmq_opt_get_int(s->rx_more, val, len);
 	case RMQ_NPEERS:
 		return rmq_opt_get_int(s->peers->nlive, val, len);
 	case RMQ_MAXMSGSIZE:

@@ -77,6 +77,14 @@ enum rmq_msg_type {
 #define RMQ_MT_F_INJECT 0x80
 #define RMQ_MT_MASK     0x7f
 
+/*
+ * A message's frames (RMQ_SNDMORE) go as messages of their own, in order,
+ * each with this bit of its msgid set but the last: every path carries
+ * the msgid whole, so every path carries the framing.  What the patterns
+ * put in a msgid (a REQ's request id) keeps to the other 31 bits.
+ */
+#define RMQ_MSGID_MORE 0x80000000u
+
 #define RMQ_HDR_SIZE     16
 #define RMQ_INJECT_BUF   4096 /* largest inject we build (on the stack) */
 #define RMQ_EAGER_LIMIT  (64u << 20) /* eager_max never above (schema too) */

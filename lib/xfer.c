@@ -32,7 +32,7 @@ rmq_xfer_init(struct rmq_socket *s)
 
 	memset(s->rx_owner, -1, sizeof(s->rx_owner));
 	memset(s->imm_owner, -1, sizeof(s->imm_owner));
-	for (i = 0; i < RMQ_PATH_COUNT; i++) {
+	for (i = 0; i < RMQ_PATHS; i++) {
 		row = s->path_ops[i];
 		for (t = 0; t < RMQ_MT_SLOTS; t++)
 			if (row->rx_types & (1u << t))
@@ -64,10 +64,11 @@ static int
 xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
           uint32_t msgid, int flags)
 {
-	struct rmq_out     out = *o;
+	struct rmq_out     out  = *o;
 	struct rmq_waiter  w;
-	struct credit_wait c = {s, p};
-	int64_t            now = 0;
+	struct credit_wait c    = {s, p};
+	bool               cont = (flags & RMQ_XFER_F_CONT) != 0;
+	int64_t            now  = 0;
 	bool               batch;
 	int                path, rc;
 
@@ -75,7 +76,9 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 		out.buf = rmq_msg_data(o->msg);
 		out.len = rmq_msg_size(o->msg);
 	}
-	if ((uint64_t) out.len > p->maxmsg) {
+	/* Too large for the peer: refused, unless a message has begun (its
+	 * receiver drops the whole of it, counted: rmq_rx_accept). */
+	if ((uint64_t) out.len > p->maxmsg && !cont) {
 		rmq_log(RMQ_LOG_INFO,
 		        "%zu-byte message is larger than %s accepts (%llu)",
 		        out.len, p->name, (unsigned long long) p->maxmsg);
@@ -85,16 +88,22 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	                                   : p->link->choose(s, p, out.len);
 	if (path < 0)
 		return path;
-	rmq_waiter_init(&w, (flags & RMQ_DONTWAIT) ? 0 : s->sndtimeo);
+	/* A frame after its message's first waits as long as it must, and
+	 * takes no credit (RMQ_XFER_F_CONT): it has none to wait for. */
+	if (cont)
+		flags &= ~RMQ_DONTWAIT;
+	rmq_waiter_init(&w, cont                     ? -1
+	                    : (flags & RMQ_DONTWAIT) ? 0
+	                                             : s->sndtimeo);
 	batch = rmq_batch_takes(s, p, path, out.len, &now);
-	if (rmq_batch_open(p) && (!batch || may_send(&c) != 1)) {
+	if (rmq_batch_open(p) && (!batch || (!cont && may_send(&c) != 1))) {
 		/* Order: what is queued goes first; and the credits we
 		 * would wait for come back only once it has arrived. */
 		rc = rmq_batch_flush(s, p, &w);
 		if (rc != 0)
 			return rc;
 	}
-	if (may_send(&c) != 1) {
+	if (!cont && may_send(&c) != 1) {
 		if (rmq_batch_held(p)) /* credits come back for what it sees */
 			p->link->flush(s, p);
 		rc = rmq_wait_until(&s->reactor, &w, RMQ_WAIT_IDLE, may_send,
@@ -107,12 +116,15 @@ xfer_send(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	if (batch) {
 		rc = rmq_batch_add(s, p, path, &out, msgid, now, &w);
 		if (rc <= 0)
-			return rc; /* 1: no room to coalesce, it goes alone */
+			goto out; /* 1: no room to coalesce, it goes alone */
 	}
 	rc = s->path_ops[path]->send(s, p, &out, msgid, flags, &w);
 	if (rc == 0 && rmq_batch_window(s) != 0 &&
 	    !(s->path_ops[path]->flags & RMQ_ROW_F_OWN_HOLD))
 		rmq_batch_sent_alone(p, now);
+out:
+	if (rc == 0 && cont)
+		p->credits++; /* the row counted it as a message */
 	return rc;
 }
 
@@ -122,11 +134,15 @@ rmq_xfer_send(struct rmq_socket *s, struct rmq_peer *p,
 {
 	int rc;
 
+	if (flags & RMQ_SNDMORE)
+		msgid |= RMQ_MSGID_MORE; /* the frames after it: wire.h */
 	/* The common case first: a small copy that can go at once. */
 	if (o->msg == NULL) {
 		rc = p->link == &rmq_link_fabric
 		         ? rmq_fabric_send_now(s, p, o->buf, o->len, msgid)
 		         : p->link->send_now(s, p, o->buf, o->len, msgid);
+		if (rc == 0 && (flags & RMQ_XFER_F_CONT))
+			p->credits++; /* a message's later frame: none taken */
 		if (rc <= 0) {
 			/* A stream that always goes this way never waits, so
 			 * it would seldom look at its sources: a PUSH fed by
@@ -341,6 +357,10 @@ rmq_xfer_pull_pending(void *owner)
 	struct rmq_rxent  *e;
 	int                i, rc;
 
+	if (s->rx->fetch_more) {
+		s->rx->fetch_more   = false; /* all are pulled below */
+		s->reactor.idle_any = s->bl_n > 0;
+	}
 	if (s->rx->nqueued == 0)
 		return; /* the usual case, on every idle round of a send */
 	for (i = 0; i < s->peers->cap; i++) {
@@ -353,7 +373,7 @@ rmq_xfer_pull_pending(void *owner)
 				continue;
 			e->heap = malloc(e->len ? e->len : 1);
 			if (e->heap == NULL)
-				return;
+				goto again;
 			e->pulling = true;
 			rc = s->path_ops[e->path]->fetch(s, e, e->heap, e->len);
 			e->pulling = false;
@@ -362,8 +382,12 @@ rmq_xfer_pull_pending(void *owner)
 				free(e->heap);
 				e->heap        = NULL;
 				e->pull_status = rc;
-				return;
+				goto again;
 			}
 		}
 	}
+	return;
+again: /* the rest on a later round */
+	s->rx->fetch_more   = true;
+	s->reactor.idle_any = true;
 }

@@ -89,6 +89,10 @@ struct ps_log {
 	uint32_t              S, Z;
 	uint64_t              head;      /* the next seq */
 	uint64_t              used;      /* indices taken */
+	uint64_t              fmask;     /* the mask of the message's first
+	                                  * frame (its others go where it
+	                                  * went) */
+	bool                  open;      /* the last entry said more follow */
 	struct pub_peer      *by[PS_LOG_SUBS];
 };
 
@@ -167,6 +171,11 @@ ps_log_join(struct rmq_socket *s, struct pub_state *st, struct pub_peer *sp)
 	    lg->used == UINT64_MAX || rmq_pat_peer_host(sp->p))
 		return; /* no log, it is full, or the peer is on this host
 		         * (its ring takes a copy): pushed to */
+	/* Between a message's frames, the rest of it is pushed to the
+	 * subscriber its first went to: the log would overtake them. */
+	sp->join_later = rmq_pat_sending_frames(s);
+	if (sp->join_later)
+		return;
 	sp->cm = calloc(lg->S, sizeof(uint64_t));
 	if (sp->cm == NULL)
 		return;
@@ -196,6 +205,22 @@ ps_log_join(struct rmq_socket *s, struct pub_state *st, struct pub_peer *sp)
 	rmq_put64(b + 44, caddr + (uint64_t) i * CELL);
 	rmq_put64(b + 52, ckey);
 	ps_tell(s, sp->p, SUB_OP_LOG, b, sizeof(b));
+}
+
+void
+ps_log_join_later(struct rmq_socket *s, struct pub_state *st)
+{
+	int i;
+
+	for (i = 0; i < st->nsubs; i++)
+		if (st->subs[i]->join_later)
+			ps_log_join(s, st, st->subs[i]);
+}
+
+bool
+ps_log_open(const struct pub_state *st)
+{
+	return st->log != NULL && st->log->open;
 }
 
 int
@@ -360,7 +385,8 @@ read_by_all(struct rmq_socket *s, void *arg)
  * miss its cursor settles).  0 or -RMQ_EAGAIN.
  */
 static int
-ool_room(struct rmq_socket *s, struct pub_state *st, size_t len, int flags)
+ool_room(struct rmq_socket *s, struct pub_state *st, size_t len, int flags,
+         int tmo)
 {
 	struct ps_log  *lg  = st->log;
 	size_t          cap = len > OOL_MAX / 2 ? 2 * len : OOL_MAX;
@@ -380,8 +406,7 @@ ool_room(struct rmq_socket *s, struct pub_state *st, size_t len, int flags)
 		e = (uint8_t *) rmq_pat_mem_buf(lg->ring) + (size_t) slot * lg->Z;
 		if (st->nodrop) {
 			w.seq = lg->ool_old;
-			rc = rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s),
-			                  read_by_all, &w);
+			rc = rmq_pat_wait(s, flags, tmo, read_by_all, &w);
 			if (rc != 0)
 				return rc;
 		} else {
@@ -396,10 +421,11 @@ ool_room(struct rmq_socket *s, struct pub_state *st, size_t len, int flags)
 
 int
 ps_log_append(struct rmq_socket *s, struct pub_state *st, const uint8_t *b,
-              size_t len, int flags)
+              size_t len, int flags, unsigned fr)
 {
 	struct ps_log      *lg = st->log;
-	struct append       a  = {st, b, len, false};
+	struct append       a  = {st, b, len, (fr & PS_FR_CONT) != 0};
+	int                 tmo = rmq_pat_sndtimeo(s);
 	struct pub_peer    *sp;
 	struct rmq_pat_mem *ool = NULL;
 	uint64_t            q = lg->head, mask = 0, raddr, rkey, m;
@@ -412,14 +438,20 @@ ps_log_append(struct rmq_socket *s, struct pub_state *st, const uint8_t *b,
 
 	if (len > UINT32_MAX)
 		return -RMQ_EMSGSIZE;
+	/* Once a message began, its frames wait as long as they must: its
+	 * readers hold its first ones until its last. */
+	if (fr & PS_FR_CONT) {
+		flags &= ~RMQ_DONTWAIT;
+		tmo    = -1;
+	}
 	if (st->nodrop) {
-		rc = rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s), log_ready, &a);
+		rc = rmq_pat_wait(s, flags, tmo, log_ready, &a);
 		if (rc != 0)
 			return rc;
 	}
 	/* Too large to sit in the entry: registered once, read by all. */
 	if (len > lg->Z - E_TAIL) {
-		rc = ool_room(s, st, len, flags);
+		rc = ool_room(s, st, len, flags, tmo);
 		if (rc != 0)
 			return rc;
 		heap = malloc(len);
@@ -433,15 +465,20 @@ ps_log_append(struct rmq_socket *s, struct pub_state *st, const uint8_t *b,
 		}
 		fl = E_F_OOL;
 	}
+	fl |= (fr & PS_FR_MORE ? E_F_MORE : 0) | (fr & PS_FR_CONT ? E_F_CONT : 0);
 	for (m = lg->used; m != 0; m &= m - 1) {
 		i  = __builtin_ctzll(m);
 		sp = lg->by[i];
 		sp->cm[slot] = sp->marked;
-		if (!ps_match(&sp->subs, b, len))
+		if ((fr & PS_FR_CONT) ? !(lg->fmask & (1ull << i))
+		                      : !ps_match(&sp->subs, b, len))
 			continue;
 		mask |= 1ull << i;
 		sp->marked++;
 	}
+	if (!(fr & PS_FR_CONT))
+		lg->fmask = mask;
+	lg->open = (fr & PS_FR_MORE) != 0;
 	st64(e + lg->Z - 8, E_BUSY);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ool_drop(lg, slot); /* after T says the entry is no more */

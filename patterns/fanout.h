@@ -35,6 +35,9 @@ struct pub_peer {
 	uint64_t         marked; /* entries marked for it */
 	uint64_t         mprev;  /* of them, before cursor */
 	uint64_t        *cm;     /* [seq % slots]: marked before seq */
+	bool             join_later; /* synced while a message of several
+	                              * frames was going: onto the log before
+	                              * the next */
 };
 
 struct ps_log;
@@ -64,6 +67,8 @@ struct pub_state {
 #define E_BODY   32
 #define E_TAIL   40          /* H, mask, len, flags, sum + T */
 #define E_F_OOL  1u
+#define E_F_MORE 2u          /* frames of its message follow it */
+#define E_F_CONT 4u          /* it follows its message's first frame */
 #define E_BUSY   UINT64_MAX
 #define E_GONE   (UINT64_MAX - 1) /* T: retired early, step over it */
 
@@ -133,10 +138,18 @@ int  ps_log_maybe_start(struct rmq_socket *s, struct pub_state *st);
 void ps_log_join(struct rmq_socket *s, struct pub_state *st,
                  struct pub_peer *sp);
 void ps_log_leave(struct pub_state *st, struct pub_peer *sp);
-/* Append one message for the log subscribers: 0, or -RMQ_EAGAIN when
- * RMQ_NODROP waited in vain (nothing appended). */
+/* Append one frame for the log subscribers (fr: PS_FR_*; a message's
+ * first is matched against their subscriptions, the frames after it go
+ * where it went): 0, or -RMQ_EAGAIN when RMQ_NODROP waited in vain
+ * (nothing appended; never once a message began). */
+#define PS_FR_MORE 1u /* frames follow */
+#define PS_FR_CONT 2u /* a frame after the first */
 int  ps_log_append(struct rmq_socket *s, struct pub_state *st,
-                   const uint8_t *b, size_t len, int flags);
+                   const uint8_t *b, size_t len, int flags, unsigned fr);
+/* Did the frame last appended say more follow (the rest are appended)? */
+bool ps_log_open(const struct pub_state *st);
+/* Subscribers that synced while a message was going: onto the log. */
+void ps_log_join_later(struct rmq_socket *s, struct pub_state *st);
 /* RMQ_NODROP: could a message every subscriber takes go now? */
 bool ps_log_room(struct rmq_socket *s, struct pub_state *st);
 bool ps_log_flushed(struct pub_state *st);

@@ -33,6 +33,7 @@ struct ps_reader {
 	uint64_t              raddr, rkey, caddr, ckey;
 	uint32_t              S, Z, idx, nread;
 	size_t                big_len;
+	uint32_t              big_fl;    /* its entry's flags */
 	uint64_t              next;      /* the seq we read next */
 	uint64_t              pushed;    /* messages pushed before the log */
 	uint64_t              took;      /* entries for us we took */
@@ -44,6 +45,11 @@ struct ps_reader {
 	                                  * check out, in a row */
 	bool                  closing;   /* our socket closes: no more */
 	int64_t               idle_ns;   /* the next look's delay */
+	bool                  in_msg;    /* the frame last taken said more
+	                                  * follow */
+	bool                  skip_cont; /* an entry was missed: frames after
+	                                  * a first are stepped over until
+	                                  * the next first */
 	uint32_t              batch;     /* entries the next read copies:
 	                                  * twice what the last one found, so
 	                                  * a reader that keeps up does not
@@ -135,6 +141,11 @@ rd_skip(struct ps_reader *r, uint64_t s_seen)
 	rmq_log(RMQ_LOG_DEBUG, "sub: log entry %llu rewritten before it was "
 	        "taken (saw %llu)", (unsigned long long) r->next,
 	        (unsigned long long) s_seen);
+	/* It may have been a frame of a message: the message goes whole. */
+	if (r->in_msg && r->sp != NULL)
+		rmq_pat_cut(r->s, r->sp->p);
+	r->in_msg    = false;
+	r->skip_cont = true;
 	r->next++;
 	if (s_seen != E_BUSY && s_seen >= r->S && s_seen - r->S + 1 > r->next)
 		r->next = s_seen - r->S + 1;
@@ -148,9 +159,20 @@ rd_big_drop(struct ps_reader *r)
 	r->big = NULL;
 }
 
+/* A frame for us, taken: queued with its message's others (one that
+ * cannot be drops its message, the core stepping over the rest). */
+static void
+rd_deliver(struct ps_reader *r, void *heap, size_t len, uint32_t fl)
+{
+	r->in_msg = (fl & E_F_MORE) != 0;
+	(void) rmq_pat_deliver(r->s, r->sp->p, heap, len, r->in_msg);
+	r->took++;
+	r->next++;
+}
+
 /* An out-of-line payload: read it, then the entry again. */
 static int
-rd_big(struct ps_reader *r, const uint8_t *e, size_t len)
+rd_big(struct ps_reader *r, const uint8_t *e, size_t len, uint32_t fl)
 {
 	void *heap = malloc(len ? len : 1);
 	int   rc;
@@ -164,6 +186,7 @@ rd_big(struct ps_reader *r, const uint8_t *e, size_t len)
 		return rc;
 	}
 	r->big_len = len;
+	r->big_fl  = fl;
 	rc = rmq_pat_read(r->rd, r->sp->p, r->big, 0, len, ld64(e + E_BODY),
 	                  ld64(e + E_BODY + 8));
 	if (rc != 0) {
@@ -225,12 +248,14 @@ rd_take(struct ps_reader *r, uint32_t n, bool *got)
 		}
 		r->torn = 0;
 		*got    = true;
-		if (!(ld64(e + E_MASK) & (1ull << r->idx))) {
-			r->next++; /* not for us */
+		if (!(fl & E_F_CONT))
+			r->skip_cont = false; /* a message's first frame */
+		if (!(ld64(e + E_MASK) & (1ull << r->idx)) || r->skip_cont) {
+			r->next++; /* not for us, or its first was missed */
 			continue;
 		}
 		if (fl & E_F_OOL) {
-			rc = rd_big(r, e, len);
+			rc = rd_big(r, e, len, fl);
 			if (rc == -RMQ_EAGAIN || rc == -RMQ_ENOMEM)
 				rmq_pat_timer_at(r->tm, rmq_pat_now());
 			else if (rc != 0)
@@ -241,9 +266,7 @@ rd_take(struct ps_reader *r, uint32_t n, bool *got)
 		if (heap == NULL)
 			return false; /* again later */
 		rmq_copy(heap, e + E_BODY, len);
-		(void) rmq_pat_deliver(r->s, r->sp->p, heap, len);
-		r->took++;
-		r->next++;
+		rd_deliver(r, heap, len, fl);
 	}
 	return true;
 }
@@ -259,9 +282,7 @@ rd_big_checked(struct ps_reader *r)
 	heap   = rmq_pat_mem_unwrap(r->big);
 	r->big = NULL;
 	if (ld64(e + E_H) == want && ld64(e + r->Z - 8) == want) {
-		(void) rmq_pat_deliver(r->s, r->sp->p, heap, r->big_len);
-		r->took++;
-		r->next++;
+		rd_deliver(r, heap, r->big_len, r->big_fl);
 	} else {
 		free(heap);
 		rd_skip(r, E_BUSY); /* rewritten while we read it */
@@ -426,8 +447,9 @@ rd_new(struct rmq_socket *s, struct sub_state *st, struct sub_peer *sp,
 	r->rkey     = rmq_get64(b + 36);
 	r->caddr    = rmq_get64(b + 44);
 	r->ckey     = rmq_get64(b + 52);
-	r->reported = r->next;
-	r->state    = RD_WAIT_PUSHED;
+	r->reported  = r->next;
+	r->state     = RD_WAIT_PUSHED;
+	r->skip_cont = true; /* from a message's first frame on */
 	if (r->idx >= PS_LOG_SUBS || r->S < 16 || r->S > 65536 || r->Z < 64 ||
 	    r->Z % 8 != 0 || r->Z > 64 * 1024) {
 		free(r);

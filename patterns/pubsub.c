@@ -433,6 +433,8 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 		rc = ps_log_maybe_start(s, st);
 		if (rc != 0)
 			return rc;
+	} else {
+		ps_log_join_later(s, st);
 	}
 	/* One subscriber, pushed to, with room now: the checks below made
 	 * once (with RMQ_NODROP too: it has room, so none waits). */
@@ -455,7 +457,8 @@ pub_send(void *stp, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	if (st->log != NULL) {
 		/* Once for every log subscriber; then the pushed ones.  A
 		 * failed RMQ_NODROP wait appends nothing: none gets it. */
-		rc = ps_log_append(s, st, ps.b, ps.len, flags);
+		rc = ps_log_append(s, st, ps.b, ps.len, flags,
+		                   (flags & RMQ_SNDMORE) ? PS_FR_MORE : 0);
 		if (rc != 0)
 			return rc;
 	}
@@ -489,6 +492,21 @@ done:
 	if (o->msg != NULL)
 		rmq_msg_free(o->msg);
 	return 0;
+}
+
+/* A frame after a message's first: into the log if the first went there
+ * (the core pushes it to the subscribers the first was pushed to). */
+static int
+pub_send_more(void *stp, struct rmq_socket *s, const struct rmq_out *o,
+              int flags)
+{
+	struct pub_state *st = stp;
+
+	if (!ps_log_open(st))
+		return -RMQ_ENOTCONN; /* none there */
+	return ps_log_append(s, st, o->buf, o->len, flags,
+	                     PS_FR_CONT |
+	                         ((flags & RMQ_SNDMORE) ? PS_FR_MORE : 0));
 }
 
 static int
@@ -559,6 +577,7 @@ const struct rmq_pattern_ops rmq_pattern_pub = {
 	.peer_size   = sizeof(struct pub_peer),
 	.fini        = pub_fini,
 	.send        = pub_send,
+	.send_more   = pub_send_more,
 	.recv        = rmq_pat_op_no_recv,
 	.peer_added  = pub_peer_added,
 	.peer_gone   = pub_peer_gone,

@@ -52,9 +52,11 @@ req_send(void *st, struct rmq_socket *s, const struct rmq_out *o, int flags)
 	rc = rmq_pat_next_peer(s, flags, rmq_pat_sndtimeo(s), &p);
 	if (rc != 0)
 		return rc;
-	id = ++r->next_msgid;
-	if (id == 0)
-		id = ++r->next_msgid;
+	/* 31 bits, never 0: the top one is the frames' (wire.h). */
+	r->next_msgid = (r->next_msgid + 1) & 0x7fffffffu;
+	if (r->next_msgid == 0)
+		r->next_msgid = 1;
+	id = r->next_msgid;
 	pid = rmq_pat_peer_id(p); /* p may be gone when the send returns */
 	rc  = rmq_pat_send(s, p, o, id, flags);
 	if (rc == 0) {

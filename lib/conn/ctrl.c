@@ -631,7 +631,7 @@ transfers_out(struct rmq_socket *s, const struct rmq_peer *p)
 {
 	int i;
 
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
+	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->peer_busy != NULL &&
 		    s->path_ops[i]->peer_busy(s, p))
 			return true;

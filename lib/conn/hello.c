@@ -51,7 +51,7 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	h->addr_len  = (uint16_t) alen;
 	memcpy(h->addr, addr, alen);
 	h->features  = RMQ_FEAT_TOOK; /* our BYE can say what we took */
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
+	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->hello_out != NULL)
 			s->path_ops[i]->hello_out(s, p, h);
 	/* h->addr sits at no particular alignment in the frame: copies. */
@@ -148,7 +148,7 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 	p->maxmsg    = h->maxmsg;
 	p->eager_max = h->eager_max;
 	p->chan.took_ok = (h->features & RMQ_FEAT_TOOK) != 0;
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
+	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->hello_in != NULL &&
 		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)
 			return rc;

@@ -150,7 +150,7 @@ rmq_peer_destroy(struct rmq_socket *s, struct rmq_peer *p)
 	int i;
 
 	rmq_rxq_clear(s, &p->q);
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
+	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->peer_fini != NULL)
 			s->path_ops[i]->peer_fini(s, p);
 	if (p->shard >= 0)
@@ -196,12 +196,15 @@ rmq_peer_fail(struct rmq_socket *s, struct rmq_peer *p, int err,
 		s->peers->nlive--;
 	p->state = RMQ_PEER_DEAD;
 	s->stats.peers_lost++;
+	/* A message it had not finished sending never will be: its frames
+	 * go (a message is delivered whole or not at all). */
+	(void) rmq_rxq_trim_open(s, &p->q);
 	if (err != 0 && s->pat->report_lost)
 		s->peers->lost = true; /* a goodbye is not an error */
 	chan_close(s, p);
 	if (p->gone != NULL)
 		p->gone(s, p); /* e.g. its connect tries again */
-	for (i = 0; i < RMQ_PATH_COUNT; i++)
+	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->peer_gone != NULL)
 			s->path_ops[i]->peer_gone(s, p);
 	if (was_live && s->pat->peer_gone != NULL)
@@ -261,7 +264,7 @@ picked(const struct rmq_peer *p, enum rmq_pick pick)
 	case RMQ_PICK_USABLE:
 		return p->state == RMQ_PEER_LIVE;
 	case RMQ_PICK_QUEUED:
-		return p->q.head != NULL;
+		return p->q.msgs > 0; /* a whole message, its last frame in */
 	default: /* RMQ_PICK_WRITABLE */
 		return rmq_peer_has_credit(p);
 	}

@@ -144,7 +144,7 @@ struct rmq_peer *rmq_peer_at(struct rmq_socket *s, int i);
 /* Which peers rmq_peer_next picks. */
 enum rmq_pick {
 	RMQ_PICK_USABLE,   /* LIVE */
-	RMQ_PICK_QUEUED,   /* with a message queued */
+	RMQ_PICK_QUEUED,   /* with a whole message queued */
 	RMQ_PICK_WRITABLE, /* LIVE, with a credit */
 };
 /*

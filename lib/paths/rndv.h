@@ -152,12 +152,13 @@ typedef int (*rmq_rndv_move_fn)(struct rmq_socket *s, struct rmq_peer *p,
 int  rmq_rndv_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst,
                     size_t n, rmq_rndv_move_fn move, bool whole);
 /*
- * A message of len bytes in heap (ours now) that a pattern read itself
+ * A frame of len bytes in heap (ours now) that a pattern read itself
  * from p's memory with fi_read (a PUB's log), queued as rndv_read's,
- * outside p's credits: 0, or -error (dropped, heap freed).
+ * outside p's credits (more: frames of its message follow): 0, or -error
+ * (its message dropped, heap freed).
  */
 int rmq_rndv_read_deliver(struct rmq_socket *s, struct rmq_peer *p,
-                          void *heap, size_t len);
+                          void *heap, size_t len, bool more);
 
 /* rndv_read's move: fi_read with the RTS's key (link/local.c falls back
  * on it where it cannot read the sender's memory itself). */

@@ -125,16 +125,22 @@ read_fetch(struct rmq_socket *s, struct rmq_rxent *e, void *dst, size_t n)
 
 int
 rmq_rndv_read_deliver(struct rmq_socket *s, struct rmq_peer *p, void *heap,
-                      size_t len)
+                      size_t len, bool more)
 {
 	struct rmq_rxent *e = rmq_rxent_new(s);
 
 	if (e == NULL) {
 		free(heap);
-		s->stats.dropped++;
+		if (p->q.cont)
+			rmq_rx_abort(s, p); /* counts it */
+		else
+			s->stats.dropped++;
+		p->q.cont = more; /* the rest of it goes too */
+		p->q.skip = more;
 		return -RMQ_ENOMEM;
 	}
 	e->peer     = p;
+	e->more     = more;
 	e->path     = RMQ_PATH_RNDV_READ; /* it came by fi_read */
 	e->len      = len;
 	e->heap     = heap;

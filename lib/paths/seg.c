@@ -121,6 +121,8 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 			seg_bad(s, p, "piece longer than its message");
 			return;
 		}
+		/* Too large alone (the whole message is checked once in,
+		 * rmq_rx_accept), or no memory: eaten, its message dropped. */
 		if ((s->maxmsg >= 0 && total > (uint64_t) s->maxmsg) ||
 		    total > SIZE_MAX / 2) {
 			rmq_log(RMQ_LOG_WARN,
@@ -128,9 +130,8 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 			        "than RMQ_MAXMSGSIZE %lld",
 			        (unsigned long long) total, p->name,
 			        (long long) s->maxmsg);
-			s->stats.dropped++;
 			sp->skip = total - h->len;
-			rmq_tx_consumed(s, p);
+			rmq_rx_lost(s, p, h->msgid);
 			return;
 		}
 		e = rmq_rxent_new(s);
@@ -139,13 +140,13 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 			e = NULL;
 		}
 		if (e == NULL) {
-			s->stats.dropped++;
 			sp->skip = total - h->len;
-			rmq_tx_consumed(s, p);
+			rmq_rx_lost(s, p, h->msgid);
 			return;
 		}
 		e->peer  = p;
-		e->msgid = h->msgid;
+		e->msgid = h->msgid & ~RMQ_MSGID_MORE;
+		e->more  = (h->msgid & RMQ_MSGID_MORE) != 0;
 		e->path  = RMQ_PATH_SEG;
 		e->len   = total;
 		sp->e    = e;
@@ -161,7 +162,7 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 	sp->have += h->len;
 	if (sp->have == e->len) {
 		sp->e = NULL;
-		rmq_rxq_push(s, &p->q, e);
+		(void) rmq_rx_accept(s, p, e); /* RMQ_MAXMSGSIZE, frames */
 	}
 }
 

@@ -613,6 +613,54 @@ rmq_rx_keep(struct rmq_socket *s, struct rmq_rxent *e, struct rmq_slab *sl,
 	atomic_fetch_add(&sl->refs, 1);
 }
 
+/*
+ * The message whose frame could not be taken (too large in all, or no
+ * memory) goes whole: its frames queued so far, counted once, their
+ * credit back; and, where more of it is coming (more), those too.
+ */
+static void
+rx_cut(struct rmq_socket *s, struct rmq_peer *p, bool more)
+{
+	size_t n = rmq_rxq_trim_open(s, &p->q);
+
+	s->stats.dropped++;
+	while (n-- > 0)
+		rmq_tx_consumed(s, p);
+	p->q.skip = more;
+}
+
+void
+rmq_rx_abort(struct rmq_socket *s, struct rmq_peer *p)
+{
+	struct rmq_rxq *q = &p->q;
+	size_t          n;
+
+	if (!q->cont && q->open == 0)
+		return; /* none was coming */
+	n = rmq_rxq_trim_open(s, q);
+	s->stats.dropped++;
+	while (n-- > 0)
+		rmq_tx_consumed(s, p);
+	q->cont = false;
+	q->skip = false;
+}
+
+void
+rmq_rx_lost(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
+{
+	struct rmq_rxq *q    = &p->q;
+	bool            more = (msgid & RMQ_MSGID_MORE) != 0;
+
+	if (q->skip) {
+		q->skip = more; /* its message went already */
+	} else {
+		rx_cut(s, p, more);
+		if (!q->cont)
+			rmq_tx_consumed(s, p); /* a message's first: its credit */
+	}
+	q->cont = more;
+}
+
 struct rmq_rxent *
 rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 {
@@ -622,31 +670,46 @@ rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 	p->heard = true; /* no coalescing to it until we send alone again */
 	e = rmq_rxent_new(s);
 	if (e == NULL) {
-		/* Dropped, counted; its credit goes back. */
-		s->stats.dropped++;
-		rmq_tx_consumed(s, p);
+		rmq_rx_lost(s, p, msgid);
 		return NULL;
 	}
 	e->peer  = p;
-	e->msgid = msgid;
+	e->msgid = msgid & ~RMQ_MSGID_MORE;
+	e->more  = (msgid & RMQ_MSGID_MORE) != 0;
 	return e;
 }
 
 int
 rmq_rx_accept(struct rmq_socket *s, struct rmq_peer *p, struct rmq_rxent *e)
 {
-	if (s->maxmsg >= 0 && e->len > (uint64_t) s->maxmsg) {
-		rmq_log(RMQ_LOG_WARN,
-		        "dropped a %zu-byte message from %s: larger than "
-		        "RMQ_MAXMSGSIZE %lld",
-		        e->len, p->name, (long long) s->maxmsg);
-		s->stats.dropped++;
+	struct rmq_rxq *q    = &p->q;
+	bool            cont = q->cont;
+	uint64_t        total;
+
+	/* A frame after one that said more continues its message: it took
+	 * no credit (the message's first did, for all of them). */
+	q->cont = e->more;
+	if (cont)
+		e->nocredit = true;
+	total = (cont ? q->open_len : 0) + e->len;
+	if (q->skip || (s->maxmsg >= 0 && total > (uint64_t) s->maxmsg)) {
+		if (!q->skip) {
+			rmq_log(RMQ_LOG_WARN,
+			        "dropped a %llu-byte message from %s: larger "
+			        "than RMQ_MAXMSGSIZE %lld",
+			        (unsigned long long) total, p->name,
+			        (long long) s->maxmsg);
+			rx_cut(s, p, e->more);
+		} else if (!e->more) {
+			q->skip = false; /* its last frame: the next is new */
+		}
 		if (!e->nocredit)
 			rmq_tx_consumed(s, p);
 		rmq_rxent_free(s, e);
 		return -RMQ_EMSGSIZE;
 	}
-	rmq_rxq_push(s, &p->q, e);
+	q->open_len = e->more ? total : 0;
+	rmq_rxq_push(s, q, e);
 	return 0;
 }
 

@@ -153,6 +153,13 @@ struct rmq_rxent;
  */
 struct rmq_rxent *rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p,
                              uint32_t msgid);
+/* A frame (msgid) from p that cannot be queued (too large, no memory):
+ * its message goes whole, counted once, its credit back. */
+void rmq_rx_lost(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid);
+/* The message coming from p lost a frame on the way (a pattern missed
+ * it): its frames queued go, counted once, their credit back; p's next
+ * frame starts a message.  Nothing coming: nothing happens. */
+void rmq_rx_abort(struct rmq_socket *s, struct rmq_peer *p);
 /*
  * Queue e from p unless it is larger than RMQ_MAXMSGSIZE: then it is
  * dropped (logged, counted, its credit given back unless it took none),

@@ -45,6 +45,7 @@ LAYERS = [
     ["lib/paths/*.[ch]", "lib/link/*.[ch]"],
     ["lib/xfer.[ch]"],
     ["lib/pattern.[ch]", "lib/pattern_rma.c"],
+    ["lib/frames.[ch]"],
     ["lib/sock.c", "lib/sockopt.[ch]", "lib/events.[ch]",
      "lib/backlog.[ch]"],
     # PUB/SUB's frames and prefix sets, then its log, under the patterns;
