@@ -54,6 +54,8 @@ enum rmq_err {
 	RMQ_ECONNREFUSED = ECONNREFUSED,
 	RMQ_ETIMEDOUT = ETIMEDOUT, /* connect/handshake timed out */
 	RMQ_ENODEV    = ENODEV,    /* the provider is not on this machine */
+	RMQ_EHOSTUNREACH = EHOSTUNREACH, /* ROUTER: no peer with that routing
+	                            * id (RMQ_ROUTER_MANDATORY) */
 	RMQ_ECLOSED   = RMQ_ERRNO_BASE, /* the socket or context is closed */
 	RMQ_EFSM,                  /* operation not valid in this state
 	                            * (REQ: recv first; REP: send first) */
@@ -84,6 +86,10 @@ enum rmq_type {
 	RMQ_SUB  = 2,
 	RMQ_REQ  = 3,
 	RMQ_REP  = 4,
+	RMQ_DEALER = 5, /* requests round-robin, replies fair-queued, many
+	                 * in flight (rmq_rpc(7)) */
+	RMQ_ROUTER = 6, /* each message received starts with its peer's
+	                 * routing id; a send's first frame names the peer */
 	RMQ_PUSH = 8,
 	RMQ_PULL = 7,
 };
@@ -152,14 +158,21 @@ enum rmq_opt {
 	RMQ_RECONNECT_IVL_MAX = 27, /* ms: the wait doubles after each failed
 	                         * try up to this (0, the default: no
 	                         * doubling) */
-	RMQ_RCVMORE       = 29, /* getopt only, int: 1 if the frame just
-	                         * received has more frames of its message
-	                         * after it, else 0 */
 	RMQ_CONNECT_ASYNC = 28, /* 1: rmq_connect returns at once and
 	                         * connects in the background; a PAIR or
 	                         * PUSH keeps up to RMQ_SNDHWM messages sent
 	                         * meanwhile.  Default 0: rmq_connect returns
 	                         * once the handshake is done. */
+	RMQ_RCVMORE       = 29, /* getopt only, int: 1 if the frame just
+	                         * received has more frames of its message
+	                         * after it, else 0 */
+	RMQ_ROUTING_ID    = 30, /* bytes (1 to 255, not starting with a zero
+	                         * byte): the identity ROUTER peers see for
+	                         * this socket; set before bind/connect;
+	                         * getopt: length 0 until set */
+	RMQ_ROUTER_MANDATORY = 31, /* ROUTER, int: 1 = a send to a routing id
+	                         * not connected fails with -RMQ_EHOSTUNREACH;
+	                         * 0 (default) = dropped, counted */
 };
 
 /* Events (RMQ_EVENTS, rmq_pollitem). */

@@ -44,7 +44,7 @@ rmq_sock_events(struct rmq_socket *s, bool settle)
 void
 rmq_sock_fd_after(struct rmq_socket *s)
 {
-	if (s->reactor.ep_fd >= 0 && (s->rx->nmsgs > 0 || s->rx_cur != NULL))
+	if (s->reactor.ep_fd >= 0 && (s->rx->nmsgs > 0 || rmq_frames_rx_open(s)))
 		rmq_reactor_kick(&s->reactor);
 }
 

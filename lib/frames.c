@@ -6,33 +6,38 @@
  * Sending: the first frame goes through the pattern, which chooses the
  * peers as for any message; rmq_pat_send notes each peer it went to (and
  * the msgid it carried), and the frames after it go to those peers, in
- * order, without the pattern.  They take no credit and wait for what they
- * need (RMQ_XFER_F_CONT): once a message has begun it must end, or its
- * receivers would hold its first frames for ever.  A peer that died
- * between frames gets no more of it; its receiver drops what it had.
+ * order, through the pattern's send_more or without the pattern.  They
+ * take no credit and wait for what they need (RMQ_XFER_F_CONT): once a
+ * message has begun it must end, or its receivers would hold its first
+ * frames for ever.  A peer that died between frames gets no more of it;
+ * its receiver drops what it had.
  *
  * Receiving: a peer's message is taken only once its last frame is in
  * (rxq.h); its first frame comes from the pattern (which fair-queues and
- * filters messages), the rest from the same peer, one per receive, before
+ * filters messages, and may put frames of its own before it: a ROUTER's
+ * routing id), the rest from the same peer, one per receive, before
  * anything else.  RMQ_RCVMORE says whether more follow.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "conn/peer.h"
 #include "frames.h"
 #include "msg.h"
+#include "path_ops.h"
+#include "pattern.h"
 #include "pattern_ops.h"
 #include "rxq.h"
 #include "socket.h"
 #include "xfer.h"
 
-/* The frames after the first, to the peers the first went to. */
-static int
-send_rest(struct rmq_socket *s, const struct rmq_out *o, int flags)
+int
+rmq_pat_send_rest(struct rmq_socket *s, const struct rmq_out *o, int flags)
 {
-	struct rmq_out   out = *o;
-	struct rmq_peer *p;
-	int              i, n = s->ntx, sent = 0, rc = 0, fl;
+	struct rmq_frame_to *t;
+	struct rmq_out       out = *o;
+	struct rmq_peer     *p;
+	int                  i, n = s->ntx, sent = 0, rc = 0, fl;
 
 	/* To one peer, a message goes as it is; else each takes a copy,
 	 * and the message is ours. */
@@ -42,18 +47,20 @@ send_rest(struct rmq_socket *s, const struct rmq_out *o, int flags)
 		if (n != 1)
 			out.msg = NULL;
 	}
-	fl = (flags & RMQ_SNDMORE) | RMQ_XFER_F_CONT |
-	     (n > 1 ? RMQ_XFER_F_OWN : 0);
-	if (s->pat->send_more != NULL &&
-	    s->pat->send_more(s->pstate, s, &out, flags) == 0)
-		sent++; /* it copies */
 	for (i = 0; i < n; i++) {
-		p = rmq_peer_lookup(s, s->tx_to[i].peer);
+		t = &s->tx_to[i];
+		p = rmq_peer_lookup(s, t->peer);
 		if (p == NULL || !rmq_peer_usable(p)) {
 			rc = -RMQ_ECONNRESET; /* it drops what it had */
 			continue;
 		}
-		rc = rmq_xfer_send(s, p, &out, s->tx_to[i].msgid, fl);
+		/* The first frame it gets takes the message's credit. */
+		fl = (flags & RMQ_SNDMORE) |
+		     (n > 1 || s->pat->own_sends ? RMQ_XFER_F_OWN : 0) |
+		     (t->first ? 0 : RMQ_XFER_F_CONT);
+		rc = rmq_xfer_send(s, p, &out, t->msgid, fl);
+		if (rc == 0)
+			t->first = false;
 		sent += rc == 0;
 	}
 	if (!(flags & RMQ_SNDMORE)) {
@@ -65,11 +72,7 @@ send_rest(struct rmq_socket *s, const struct rmq_out *o, int flags)
 	/* To one peer, what became of it (a message of one frame would
 	 * tell as much); to several, or none, sent to each that is there:
 	 * the first frame went to them alone. */
-	if (n != 1)
-		return 0;
-	if (rc != 0 && sent > 0 && o->msg != NULL)
-		rmq_msg_free(o->msg); /* its other copy went */
-	return sent > 0 ? 0 : rc;
+	return n == 1 ? rc : 0;
 }
 
 int
@@ -78,8 +81,16 @@ rmq_frames_send(struct rmq_socket *s, const struct rmq_out *o, int flags)
 	bool more = (flags & RMQ_SNDMORE) != 0;
 	int  rc;
 
-	if (s->tx_open)
-		return send_rest(s, o, flags);
+	if (s->tx_open) {
+		rc = s->pat->send_more != NULL
+		         ? s->pat->send_more(s->pstate, s, o, flags)
+		         : rmq_pat_send_rest(s, o, flags);
+		if (!more) {
+			s->tx_open = false;
+			s->ntx     = 0;
+		}
+		return rc;
+	}
 	s->ntx     = 0;
 	s->tx_note = more;
 	rc         = s->pat->send(s->pstate, s, o, flags);
@@ -89,13 +100,72 @@ rmq_frames_send(struct rmq_socket *s, const struct rmq_out *o, int flags)
 	return rc;
 }
 
+struct rmq_rxent *
+rmq_pat_rx_made(struct rmq_socket *s, struct rmq_peer *p, const void *data,
+                size_t len)
+{
+	struct rmq_rxent *e = rmq_rxent_new(s);
+
+	if (e == NULL)
+		return NULL;
+	if (len > 0) {
+		e->heap = malloc(len);
+		if (e->heap == NULL) {
+			rmq_rxent_free(s, e);
+			return NULL;
+		}
+		memcpy(e->heap, data, len);
+	}
+	e->peer     = p;
+	e->path     = 0; /* no path carried it: no row is asked (made) */
+	e->len      = len;
+	e->data     = e->heap;
+	e->nocredit = true;
+	e->more     = true;
+	e->made     = true;
+	return e;
+}
+
+void
+rmq_pat_rx_unmake(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	if (e != NULL)
+		rmq_rxent_free(s, e);
+}
+
+void
+rmq_pat_rx_then(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	/* Out of its queue, it may point into its peer's memory: the peer
+	 * stays until it is handed out. */
+	rmq_peer_hold(e->peer);
+	s->rx_pre[s->rx_npre++] = e;
+}
+
+/* The peer whose message is being taken: held until its last frame. */
+static void
+pin(struct rmq_socket *s, const struct rmq_rxent *e)
+{
+	if (!e->more || s->rx_ipre < s->rx_npre)
+		return;
+	s->rx_cur = e->peer;
+	rmq_peer_hold(s->rx_cur);
+}
+
 int
 rmq_frames_recv(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 {
 	struct rmq_peer *p = s->rx_cur;
 	int              rc;
 
-	if (p != NULL) {
+	if (s->rx_ipre < s->rx_npre) {
+		/* What the pattern put after the frame it gave. */
+		*e          = s->rx_pre[s->rx_ipre++];
+		s->rx_unhold = (*e)->peer; /* once it is handed out */
+		if (s->rx_ipre == s->rx_npre)
+			s->rx_ipre = s->rx_npre = 0;
+		pin(s, *e);
+	} else if (p != NULL) {
 		/* The rest of the message being taken: all of it is in. */
 		*e = rmq_rxq_pop(s, &p->q);
 		if (*e == NULL) {
@@ -107,10 +177,7 @@ rmq_frames_recv(struct rmq_socket *s, int flags, struct rmq_rxent **e)
 		rc = s->pat->recv(s->pstate, s, e, flags);
 		if (rc != 0)
 			return rc;
-		if ((*e)->more) {
-			s->rx_cur = (*e)->peer;
-			rmq_peer_hold(s->rx_cur);
-		}
+		pin(s, *e);
 	}
 	s->rx_more = (*e)->more;
 	return 0;
@@ -121,6 +188,10 @@ rmq_frames_done(struct rmq_socket *s)
 {
 	struct rmq_peer *p = s->rx_cur;
 
+	if (s->rx_unhold != NULL) {
+		rmq_peer_release(s, s->rx_unhold);
+		s->rx_unhold = NULL;
+	}
 	if (p == NULL || s->rx_more)
 		return;
 	s->rx_cur = NULL;
@@ -130,12 +201,23 @@ rmq_frames_done(struct rmq_socket *s)
 bool
 rmq_frames_rx_open(const struct rmq_socket *s)
 {
-	return s->rx_cur != NULL;
+	return s->rx_cur != NULL || s->rx_ipre < s->rx_npre;
 }
 
 void
 rmq_frames_fini(struct rmq_socket *s)
 {
+	struct rmq_rxent *e;
+	struct rmq_peer  *p;
+
+	while (s->rx_ipre < s->rx_npre) {
+		e = s->rx_pre[s->rx_ipre++];
+		p = e->peer;
+		rmq_rxent_free(s, e);
+		rmq_peer_release(s, p);
+	}
+	s->rx_ipre = s->rx_npre = 0;
+	rmq_frames_done(s);
 	if (s->rx_cur != NULL)
 		rmq_peer_release(s, s->rx_cur);
 	s->rx_cur = NULL;

@@ -47,6 +47,9 @@ struct rmq_waiter;
 struct rmq_frame_to {
 	uint32_t peer;
 	uint32_t msgid;
+	bool     first; /* the message's first frame has not gone to it (a
+	                 * ROUTER's routing id is not sent): the next takes
+	                 * the message's credit */
 };
 
 /* A message to send: a buffer, or a zero-copy message. */

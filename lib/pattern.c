@@ -176,8 +176,18 @@ note_frame_to(struct rmq_socket *s, uint32_t peer, uint32_t msgid)
 		s->tx_to  = n;
 		s->tx_cap = cap;
 	}
-	s->tx_to[s->ntx++] = (struct rmq_frame_to){peer, msgid};
+	s->tx_to[s->ntx++] = (struct rmq_frame_to){peer, msgid, false};
 	return 0;
+}
+
+int
+rmq_pat_send_later(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
+{
+	int rc = note_frame_to(s, p->id, msgid);
+
+	if (rc == 0)
+		s->tx_to[s->ntx - 1].first = true;
+	return rc;
 }
 
 int
@@ -200,6 +210,7 @@ discard_message(struct rmq_socket *s, struct rmq_peer *p,
 {
 	bool more = e->more;
 
+	/* Its others are in (a message is taken whole); held, p stays. */
 	rmq_peer_hold(p);
 	rmq_xfer_discard(s, e);
 	while (more && (e = rmq_rxq_pop(s, &p->q)) != NULL) {
@@ -208,6 +219,12 @@ discard_message(struct rmq_socket *s, struct rmq_peer *p,
 		rmq_xfer_discard(s, e);
 	}
 	rmq_peer_release(s, p); /* may free p */
+}
+
+void
+rmq_pat_drop(struct rmq_socket *s, struct rmq_rxent *e)
+{
+	discard_message(s, e->peer, e);
 }
 
 int
@@ -376,6 +393,15 @@ rmq_pat_peer(struct rmq_socket *s, uint32_t id)
 	struct rmq_peer *p = rmq_peer_lookup(s, id);
 
 	return rmq_peer_usable(p) ? p : NULL;
+}
+
+bool
+rmq_pat_peer_present(struct rmq_socket *s, uint32_t id)
+{
+	struct rmq_peer *p = rmq_peer_lookup(s, id);
+
+	return p != NULL &&
+	       (p->state == RMQ_PEER_NEW || p->state == RMQ_PEER_LIVE);
 }
 
 /* ---- ops a pattern may use as they are ---- */

@@ -47,6 +47,37 @@ int  rmq_pat_sends_room(const struct rmq_socket *s, int n);
 /* Send to p (rmq_xfer_send).  flags may add RMQ_XFER_F_OWN. */
 int  rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
                   const struct rmq_out *o, uint32_t msgid, int flags);
+
+/* ---- messages of several frames (frames.c) ---- */
+
+/*
+ * A message's first frame that is not sent (a ROUTER's routing id): the
+ * frames after it go to p (the next of them takes the message's credit:
+ * p should have one).  0 or -RMQ_ENOMEM.
+ */
+int  rmq_pat_send_later(struct rmq_socket *s, struct rmq_peer *p,
+                        uint32_t msgid);
+/*
+ * A frame after its message's first, to the peers that first went to
+ * (what the core does for a pattern without send_more): 0, or the error
+ * of the one peer it went to; a msg in o is the engine's on 0.
+ */
+int  rmq_pat_send_rest(struct rmq_socket *s, const struct rmq_out *o,
+                       int flags);
+/*
+ * A frame the pattern makes for p's message it is handing out (a
+ * ROUTER's routing id, a delimiter): len bytes copied from data, "more
+ * follow".  NULL without memory.
+ */
+struct rmq_rxent *rmq_pat_rx_made(struct rmq_socket *s, struct rmq_peer *p,
+                                  const void *data, size_t len);
+/* The receive hands out e after the one the pattern returned (and after
+ * those put here before it); at most 3.  Never fails. */
+void rmq_pat_rx_then(struct rmq_socket *s, struct rmq_rxent *e);
+/* A frame rmq_pat_rx_made made, not handed out after all (NULL: none). */
+void rmq_pat_rx_unmake(struct rmq_socket *s, struct rmq_rxent *e);
+/* A message the pattern took (its first frame e) goes whole, counted. */
+void rmq_pat_drop(struct rmq_socket *s, struct rmq_rxent *e);
 /*
  * Take the next message, fair-queued over peers, dropping those the
  * pattern's rx_filter refuses: 1 with *e, or 0 (none now).
@@ -66,6 +97,9 @@ struct rmq_peer *rmq_pat_msg_peer(const struct rmq_rxent *e);
 uint32_t         rmq_pat_peer_id(const struct rmq_peer *p);
 /* The live peer with this id, or NULL (gone or dead). */
 struct rmq_peer *rmq_pat_peer(struct rmq_socket *s, uint32_t id);
+/* Is the peer with this id connecting or live (not saying goodbye, not
+ * dead, not gone)? */
+bool             rmq_pat_peer_present(struct rmq_socket *s, uint32_t id);
 /* The wire's request id of a message. */
 uint32_t         rmq_pat_msg_id(const struct rmq_rxent *e);
 /* The payload of a message if it is here already (else NULL: it will be

@@ -8,12 +8,15 @@
  * peer_size blocks and hears of peers through peer_added / peer_gone.
  *
  * Wire ids (the HELLO's pattern field; a peer is compatible when it sends
- * our peer_id):
+ * our peer_id, or one of peer_ids):
  *
  *   0x10 pair   <-> 0x10 pair
  *   0x20 pub    <-> 0x21 sub
- *   0x30 req    <-> 0x31 rep
+ *   0x30 req    <-> 0x31 rep, 0x61 router
+ *   0x31 rep    <-> 0x30 req, 0x60 dealer
  *   0x50 push   <-> 0x51 pull
+ *   0x60 dealer <-> 0x61 router, 0x31 rep, 0x60 dealer
+ *   0x61 router <-> 0x60 dealer, 0x30 req, 0x61 router
  */
 #ifndef RMQ_PATTERN_OPS_H
 #define RMQ_PATTERN_OPS_H
@@ -41,10 +44,14 @@ struct rmq_pattern_ops {
 	const char *section;    /* its config section: thresholds.reqrep */
 	uint16_t    self_id;    /* our wire id, sent in the HELLO */
 	uint16_t    peer_id;    /* the wire id a peer must send */
+	const uint16_t *peer_ids; /* or any of these (0-terminated) */
 	int         max_peers;  /* 0: any number */
 	bool        report_lost; /* a dead peer fails the next operation */
 	bool        keep_sends; /* with no live peer and a connect under way,
 	                         * sends wait in the backlog (backlog.h) */
+	bool        own_sends;  /* a server's: a frame after a message's first
+	                         * never waits for one peer to take it (a
+	                         * large one is copied, RMQ_XFER_F_OWN) */
 	bool        lossy;      /* drops by design (a PUB): a peer that left
 	                         * with messages of ours untaken is counted,
 	                         * logged at info, not warn */
@@ -66,6 +73,15 @@ struct rmq_pattern_ops {
 	 */
 	int  (*send_more)(void *st, struct rmq_socket *s,
 	                  const struct rmq_out *o, int flags);
+	/*
+	 * A peer's HELLO was accepted (p still connecting; pp its block):
+	 * its pattern's wire id and its RMQ_ROUTING_ID (rid_len 0: none).
+	 * 0, or -error with why in reason, and the peer is refused (counted
+	 * in handshake_errors).  May be NULL.
+	 */
+	int  (*hello_in)(void *st, struct rmq_socket *s, struct rmq_peer *p,
+	                 void *pp, uint16_t pattern, const uint8_t *rid,
+	                 size_t rid_len, char *reason, size_t rl);
 	/* Receive: the next message for the application, in *e. */
 	int  (*recv)(void *st, struct rmq_socket *s, struct rmq_rxent **e,
 	             int flags);
@@ -115,6 +131,20 @@ struct rmq_pattern_ops {
 	bool (*peer_quiet)(void *st, struct rmq_socket *s, struct rmq_peer *p,
 	                   void *pp);
 };
+
+/* May a socket of ops talk to a peer that sent wire id pattern? */
+static inline bool
+rmq_pattern_takes(const struct rmq_pattern_ops *ops, uint16_t pattern)
+{
+	const uint16_t *id;
+
+	if (ops->peer_ids == NULL)
+		return pattern == ops->peer_id;
+	for (id = ops->peer_ids; *id != 0; id++)
+		if (*id == pattern)
+			return true;
+	return false;
+}
 
 /*
  * The registry (patterns/registry.c), on top of the core: the public

@@ -39,7 +39,7 @@ rmq_rxent_free(struct rmq_socket *s, struct rmq_rxent *e)
 
 	if (e->slab != NULL)
 		rmq_slab_unref(e->slab);
-	if (row->release != NULL && e->peer != NULL)
+	if (row->release != NULL && e->peer != NULL && !e->made)
 		row->release(s, e);
 	if (e->heap != NULL)
 		free(e->heap); /* the call alone, for NULL, on every message */

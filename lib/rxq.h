@@ -36,6 +36,8 @@ struct rmq_rxent {
 	                             * after a message's first: no credit
 	                             * goes back for it */
 	bool              more;     /* frames of its message follow it */
+	bool              made;     /* made by its pattern (a ROUTER's
+	                             * routing id): not traffic, not counted */
 	int               pull_status;
 };
 

@@ -76,6 +76,8 @@ struct rmq_socket {
 	int64_t            in_place_min; /* thresholds.in_place, -1 never */
 	struct rmq_path_opts popts;   /* options that shape the path table */
 	char               name[RMQ_CFG_NAME_MAX]; /* RMQ_NAME, "" = none */
+	uint8_t            rid[255]; /* RMQ_ROUTING_ID, told in the HELLO */
+	uint8_t            rid_len;  /* 0: none set */
 
 	/* fabric objects (ep.c), made at the first bind/connect */
 	const struct rmq_prov *prov;
@@ -124,7 +126,7 @@ struct rmq_socket {
 	int                rr;        /* round-robin (send) */
 	int                rr_rx;     /* fair queue (recv) */
 
-		/* A message's frames (frames.c): the peers the one being sent goes
+	/* A message's frames (frames.c): the peers the one being sent goes
 	 * to -- its first frame's, noted by rmq_pat_send while tx_note --
 	 * and the peer whose message is being received. */
 	bool               tx_open;  /* a frame said more: the next goes on */
@@ -133,6 +135,11 @@ struct rmq_socket {
 	struct rmq_frame_to *tx_to;
 	struct rmq_peer   *rx_cur;   /* held until its message's last frame */
 	bool               rx_more;  /* RMQ_RCVMORE: of the frame last taken */
+	struct rmq_rxent  *rx_pre[3]; /* frames a pattern put before the
+	                               * message it took (a ROUTER's routing
+	                               * id), handed out first, in order */
+	int                rx_npre, rx_ipre;
+	struct rmq_peer   *rx_unhold; /* held for the frame being handed out */
 
 	/* sends waiting for a first peer (backlog.c) */
 	struct rmq_blmsg  *bl_head, **bl_tail;

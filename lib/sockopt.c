@@ -123,6 +123,24 @@ opt_name(struct rmq_socket *s, const void *val, size_t len)
 	return 0;
 }
 
+/* RMQ_ROUTING_ID: 1 to 255 bytes, not starting with a zero byte (a
+ * ROUTER's own ids do), told to peers in the handshake. */
+static int
+opt_routing_id(struct rmq_socket *s, const void *val, size_t len)
+{
+	if (val == NULL || len == 0 || len > sizeof(s->rid) ||
+	    ((const uint8_t *) val)[0] == 0) {
+		rmq_log(RMQ_LOG_INFO, "RMQ_ROUTING_ID: expected 1 to %zu "
+		        "bytes, the first not 0", sizeof(s->rid));
+		return -RMQ_EINVAL;
+	}
+	if (s->ep != NULL)
+		return -RMQ_EFSM;
+	memcpy(s->rid, val, len);
+	s->rid_len = (uint8_t) len;
+	return 0;
+}
+
 int
 rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 {
@@ -177,6 +195,8 @@ rmq_setopt_locked(rmq_socket *s, int opt, const void *val, size_t len)
 		return opt_paths(s, opt, val, len);
 	case RMQ_NAME:
 		return opt_name(s, val, len);
+	case RMQ_ROUTING_ID:
+		return opt_routing_id(s, val, len);
 	default:
 		/* The pattern's own options. */
 		if (s->pat->setopt != NULL)
@@ -287,6 +307,12 @@ rmq_getopt_locked(rmq_socket *s, int opt, void *val, size_t *len)
 		return rmq_opt_get_int(s->dom->caps.strict, val, len);
 	case RMQ_NAME:
 		return get_str(s->name, val, len);
+	case RMQ_ROUTING_ID:
+		if (*len < s->rid_len)
+			return -RMQ_EINVAL;
+		memcpy(val, s->rid, s->rid_len);
+		*len = s->rid_len;
+		return 0;
 	case RMQ_DOMAIN_NAME:
 		return get_str(s->info ? s->info->domain_attr->name : "", val,
 		               len);

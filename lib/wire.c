@@ -184,6 +184,11 @@ rmq_ctrl_encode_hello(uint8_t *b, const struct rmq_hello *h)
 		rmq_put64(p + 48, h->lnonce);
 		p += RMQ_LOCAL_HELLO_SIZE;
 	}
+	if (h->features & RMQ_FEAT_RID) {
+		*p++ = h->rid_len;
+		memcpy(p, h->rid, h->rid_len);
+		p += h->rid_len;
+	}
 	return ctrl_frame(b, RMQ_CK_HELLO,
 	                  (size_t) (p - b) - RMQ_CTRL_HDR_SIZE);
 }
@@ -250,7 +255,7 @@ int
 rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 {
 	const uint8_t *p = body, *end = body + len;
-	size_t         pl;
+	size_t         pl, fixed;
 
 	memset(h, 0, sizeof(*h));
 	if (end - p < 3)
@@ -274,12 +279,22 @@ rmq_ctrl_decode_hello(struct rmq_hello *h, const uint8_t *body, size_t len)
 	h->addr_len  = rmq_get16(p + 24);
 	p += 26;
 	if ((h->features & ~RMQ_FEAT_KNOWN) != 0 || h->addr_len == 0 ||
-	    h->addr_len > RMQ_ADDR_MAX ||
-	    (size_t) (end - p) !=
-	        h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u) +
-	            ((h->features & RMQ_FEAT_LOCAL) ? RMQ_LOCAL_HELLO_SIZE
-	                                            : 0u))
+	    h->addr_len > RMQ_ADDR_MAX)
 		return -RMQ_EPROTO;
+	fixed = h->addr_len + ((h->features & RMQ_FEAT_RING) ? 24u : 0u) +
+	        ((h->features & RMQ_FEAT_LOCAL) ? RMQ_LOCAL_HELLO_SIZE : 0u);
+	/* The routing id last: its length byte says how long it is. */
+	if (h->features & RMQ_FEAT_RID) {
+		if ((size_t) (end - p) <= fixed)
+			return -RMQ_EPROTO;
+		h->rid_len = p[fixed];
+		if (h->rid_len == 0 ||
+		    (size_t) (end - p) != fixed + 1 + h->rid_len)
+			return -RMQ_EPROTO;
+		memcpy(h->rid, p + fixed + 1, h->rid_len);
+	} else if ((size_t) (end - p) != fixed) {
+		return -RMQ_EPROTO;
+	}
 	memcpy(h->addr, p, h->addr_len);
 	p += h->addr_len;
 	if (h->features & RMQ_FEAT_RING) {

@@ -196,6 +196,10 @@ struct rmq_hello {
 	uint32_t lsize;      /* the ring's bytes */
 	uint32_t lflags;     /* RMQ_LOCAL_F_* */
 	uint64_t lnonce;     /* written at the ring's head: the right one */
+	/* With RMQ_FEAT_RID (after those): the sender's RMQ_ROUTING_ID, a
+	 * length byte (1 to 255) and the bytes. */
+	uint8_t  rid_len;
+	uint8_t  rid[255];
 };
 
 #define RMQ_FEAT_RING  0x1u /* the ring's 24 bytes (paths/ring.c) */
@@ -203,9 +207,10 @@ struct rmq_hello {
 #define RMQ_FEAT_RBATCH 0x4u /* we take RBATCH in our ring (no fields) */
 #define RMQ_FEAT_LOCAL 0x8u /* this host and a shared ring: 56 bytes */
 #define RMQ_FEAT_TOOK  0x10u /* we read a BYE's took (no fields) */
+#define RMQ_FEAT_RID   0x20u /* our routing id: 1 + its length */
 #define RMQ_FEAT_KNOWN                                                       \
 	(RMQ_FEAT_RING | RMQ_FEAT_BATCH | RMQ_FEAT_RBATCH | RMQ_FEAT_LOCAL |  \
-	 RMQ_FEAT_TOOK)
+	 RMQ_FEAT_TOOK | RMQ_FEAT_RID)
 #define RMQ_LOCAL_HELLO_SIZE 56
 #define RMQ_LOCAL_F_MAPPED 0x1u /* we mapped the ring the peer announced */
 #define RMQ_LOCAL_F_SHARE  0x2u /* we answer HELP (wire.h, RMQ_MT_HELP) */

@@ -319,8 +319,10 @@ rmq_xfer_deliver(struct rmq_socket *s, struct rmq_rxent *e, void *buf,
 	}
 done:
 	if (rc >= 0) {
-		s->pstats[e->path].recv_msgs++;
-		s->pstats[e->path].recv_bytes += len;
+		if (!e->made) {
+			s->pstats[e->path].recv_msgs++;
+			s->pstats[e->path].recv_bytes += len;
+		}
 		if (msgp != NULL)
 			*msgp = m;
 	} else {

@@ -494,19 +494,26 @@ done:
 	return 0;
 }
 
-/* A frame after a message's first: into the log if the first went there
- * (the core pushes it to the subscribers the first was pushed to). */
+/* A frame after a message's first: into the log if the first went there,
+ * and to the subscribers the first was pushed to. */
 static int
 pub_send_more(void *stp, struct rmq_socket *s, const struct rmq_out *o,
               int flags)
 {
 	struct pub_state *st = stp;
+	const uint8_t    *b  = o->buf;
+	size_t            len = o->len;
 
-	if (!ps_log_open(st))
-		return -RMQ_ENOTCONN; /* none there */
-	return ps_log_append(s, st, o->buf, o->len, flags,
-	                     PS_FR_CONT |
-	                         ((flags & RMQ_SNDMORE) ? PS_FR_MORE : 0));
+	if (o->msg != NULL) {
+		b   = rmq_msg_data(o->msg);
+		len = rmq_msg_size(o->msg);
+	}
+	if (ps_log_open(st))
+		(void) ps_log_append(s, st, b, len, flags,
+		                     PS_FR_CONT |
+		                         ((flags & RMQ_SNDMORE) ? PS_FR_MORE : 0));
+	(void) rmq_pat_send_rest(s, o, flags);
+	return 0; /* a PUB's message goes to whoever takes it */
 }
 
 static int
@@ -573,6 +580,7 @@ const struct rmq_pattern_ops rmq_pattern_pub = {
 	.peer_id     = 0x21,
 	.report_lost = false,
 	.lossy       = true,
+	.own_sends   = true,
 	.sock_size   = sizeof(struct pub_state),
 	.peer_size   = sizeof(struct pub_peer),
 	.fini        = pub_fini,

@@ -22,7 +22,9 @@
 	X(rmq_pattern_pub)  \
 	X(rmq_pattern_sub)  \
 	X(rmq_pattern_push) \
-	X(rmq_pattern_pull)
+	X(rmq_pattern_pull) \
+	X(rmq_pattern_dealer) \
+	X(rmq_pattern_router)
 
 #define DECLARE(p) extern const struct rmq_pattern_ops p;
 RMQ_PATTERNS(DECLARE)

@@ -192,13 +192,18 @@ rep_events(void *st, struct rmq_socket *s)
 	return rmq_pat_peer(s, r->peer_id) != NULL ? RMQ_EV_OUT : 0;
 }
 
+/* As in ZeroMQ, a REQ also talks to a ROUTER, a REP to a DEALER (rpc.c). */
+static const uint16_t req_peers[] = {0x31, 0x61, 0};
+static const uint16_t rep_peers[] = {0x30, 0x60, 0};
+
 const struct rmq_pattern_ops rmq_pattern_req = {
 	.type        = RMQ_REQ,
 	.name        = "req",
-	.peer_name   = "rep",
+	.peer_name   = "rep or router",
 	.section     = "reqrep",
 	.self_id     = 0x30,
 	.peer_id     = 0x31,
+	.peer_ids    = req_peers,
 	.report_lost = true,
 	.sock_size   = sizeof(struct req_state),
 	.send        = req_send,
@@ -211,11 +216,13 @@ const struct rmq_pattern_ops rmq_pattern_req = {
 const struct rmq_pattern_ops rmq_pattern_rep = {
 	.type        = RMQ_REP,
 	.name        = "rep",
-	.peer_name   = "req",
+	.peer_name   = "req or dealer",
 	.section     = "reqrep",
 	.self_id     = 0x31,
 	.peer_id     = 0x30,
+	.peer_ids    = rep_peers,
 	.report_lost = false, /* a server outlives its clients */
+	.own_sends   = true,
 	.sock_size   = sizeof(struct rep_state),
 	.send        = rep_send,
 	.recv        = rep_recv,

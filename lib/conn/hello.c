@@ -51,6 +51,11 @@ rmq_hello_fill(struct rmq_socket *s, int fd, struct rmq_peer *p,
 	h->addr_len  = (uint16_t) alen;
 	memcpy(h->addr, addr, alen);
 	h->features  = RMQ_FEAT_TOOK; /* our BYE can say what we took */
+	if (s->rid_len > 0) {
+		h->features |= RMQ_FEAT_RID;
+		h->rid_len   = s->rid_len;
+		memcpy(h->rid, s->rid, s->rid_len);
+	}
 	for (i = 0; i < RMQ_PATHS; i++)
 		if (s->path_ops[i]->hello_out != NULL)
 			s->path_ops[i]->hello_out(s, p, h);
@@ -88,7 +93,7 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		         h->prov, ours);
 		return -RMQ_EPROVIDER;
 	}
-	if (h->pattern != s->pat->peer_id) {
+	if (!rmq_pattern_takes(s->pat, h->pattern)) {
 		snprintf(reason, rl,
 		         "a %s socket cannot talk to a peer of type 0x%x "
 		         "(needs %s)",
@@ -152,5 +157,10 @@ rmq_hello_accept(struct rmq_socket *s, struct rmq_peer *p,
 		if (s->path_ops[i]->hello_in != NULL &&
 		    (rc = s->path_ops[i]->hello_in(s, p, h, reason, rl)) != 0)
 			return rc;
+	/* Last, once nothing else refuses it: the pattern keeps its
+	 * routing id (a ROUTER refuses one already connected). */
+	if (s->pat->hello_in != NULL)
+		return s->pat->hello_in(s->pstate, s, p, p->pat, h->pattern,
+		                        h->rid, h->rid_len, reason, rl);
 	return 0;
 }

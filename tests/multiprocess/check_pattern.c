@@ -192,6 +192,8 @@ END_TEST
 START_TEST(test_registry)
 {
 	const struct rmq_pattern_ops *const *p, *const *r, *q;
+	const uint16_t                     *ids;
+	int                                 i;
 
 	for (p = rmq_pattern_all(); *p != NULL; p++) {
 		ck_assert_ptr_eq(rmq_pattern_find((*p)->type), *p);
@@ -199,21 +201,31 @@ START_TEST(test_registry)
 		ck_assert((*p)->send != NULL);
 		ck_assert((*p)->recv != NULL);
 		ck_assert((*p)->events != NULL);
-		/* its peer's table has the ids the other way round */
-		for (r = rmq_pattern_all(), q = NULL; *r != NULL; r++)
-			if ((*r)->self_id == (*p)->peer_id)
-				q = *r;
-		ck_assert_ptr_nonnull(q);
-		ck_assert_int_eq(q->peer_id, (*p)->self_id);
-		ck_assert_str_eq(q->name, (*p)->peer_name);
+		/* each peer it takes takes it back */
+		ids = (*p)->peer_ids != NULL ? (*p)->peer_ids : &(*p)->peer_id;
+		for (i = 0; i == 0 || ((*p)->peer_ids != NULL && ids[i] != 0);
+		     i++) {
+			for (r = rmq_pattern_all(), q = NULL; *r != NULL; r++)
+				if ((*r)->self_id == ids[i])
+					q = *r;
+			ck_assert_ptr_nonnull(q);
+			ck_assert(rmq_pattern_takes(q, (*p)->self_id));
+			if ((*p)->peer_ids == NULL)
+				ck_assert_str_eq(q->name, (*p)->peer_name);
+			else
+				ck_assert_ptr_nonnull(strstr((*p)->peer_name,
+				                             q->name));
+		}
 	}
 	/* every public type has its table; nothing else has one */
 	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PUB));
 	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_SUB));
 	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PUSH));
 	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_PULL));
-	ck_assert_ptr_null(rmq_pattern_find(5));
-	ck_assert_ptr_null(rmq_pattern_find(6));
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_DEALER));
+	ck_assert_ptr_nonnull(rmq_pattern_find(RMQ_ROUTER));
+	ck_assert_ptr_null(rmq_pattern_find(9));
+	ck_assert_ptr_null(rmq_pattern_find(10));
 }
 END_TEST
 

@@ -53,7 +53,7 @@ LAYERS = [
     ["patterns/topics.[ch]"],
     ["patterns/fanout.[ch]", "patterns/fanout_read.c"],
     ["patterns/pair.c", "patterns/reqrep.c", "patterns/pipeline.c",
-     "patterns/pubsub.c"],
+     "patterns/pubsub.c", "patterns/rpc.c"],
     ["patterns/registry.c"],
 ]
 # Below every layer: the public API, the config, the provider rows, and

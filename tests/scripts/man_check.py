@@ -13,7 +13,12 @@ Usage: man_check.py SOURCE_ROOT
   (c) every ".so" target exists;
   (d) every page listed in man/meson.build exists, and every man/*.in is
       listed there;
-  (e) every full page's .TH line carries @DATE@ and @VERSION@.
+  (e) every full page's .TH line carries @DATE@ and @VERSION@;
+  (f) every socket option of enum rmq_opt has its entry in
+      rmq_socket.3 (a .TP line, then ".B NAME" or ".BR NAME ..."), every
+      socket type of enum rmq_type is named in its rmq_socket_open
+      section, and every send/recv flag (RMQ_DONTWAIT, RMQ_SNDMORE) is
+      named in rmq_send.3.
 
 Prints one line per problem and exits 1 if there is any.  Python 3, no
 modules outside the standard library.
@@ -301,6 +306,32 @@ def main(argv):
         elif '@DATE@' not in th[0] or '@VERSION@' not in th[0]:
             problems.append('man/%s.in: .TH line lacks @DATE@ or '
                             '@VERSION@: %s' % (name, th[0]))
+
+    # (f) options, types and flags, each where a user looks for it.
+    hdr = strip_c_comments(open(os.path.join(root, 'include', 'rmq.h'),
+                                encoding='utf-8').read())
+    sock = pages.get('rmq_socket.3', '')
+    for enum, what in (('rmq_opt', 'option'), ('rmq_type', 'type')):
+        m = re.search(r'enum\s+%s\s*\{(.*?)\}' % enum, hdr, re.S)
+        names = re.findall(r'\b(RMQ_[A-Z0-9_]+)\s*=', m.group(1)) if m \
+            else []
+        if not names:
+            problems.append('include/rmq.h: no enum %s' % enum)
+        for n in names:
+            if what == 'option':
+                entry = re.search(r'^\.TP\n\.BR? (?:[^\n]*[ "])?%s\b' % n,
+                                  sock, re.M)
+            else:
+                i = sock.find('.SS rmq_socket_open')
+                j = sock.find('.SS', i + 1)
+                entry = re.search(r'\b%s\b' % n, sock[i:j])
+            if not entry:
+                problems.append('man/rmq_socket.3.in: socket %s %s is not '
+                                'described' % (what, n))
+    for n in re.findall(r'#define\s+(RMQ_(?:DONTWAIT|SNDMORE))\b', hdr):
+        if not re.search(r'\b%s\b' % n, pages.get('rmq_send.3', '')):
+            problems.append('man/rmq_send.3.in: flag %s is not described'
+                            % n)
 
     for p in problems:
         print(p)
