@@ -34,6 +34,9 @@
 # (sender CPU 0, receiver CPU 1), -r rounds; a table of messages/s per size
 # with the ratio rmq/zmq and the spread over the rounds.
 #
+# With --zmq-rpc, instead, DEALER/ROUTER requests against ZeroMQ's: see
+# perf/rpc_compare.sh, which it runs with the other arguments.
+#
 # With --cma, instead, the local path's large messages against their bare
 # copy: rmq_bw --local (sender CPU 0, receiver CPU 1) next to perf/cma_bw,
 # process_vm_readv(2) by CPU 1 from a process on CPU 0 (what the local
@@ -65,6 +68,15 @@
 set -euo pipefail
 
 prog=${0##*/}
+
+# --zmq-rpc: DEALER/ROUTER against ZeroMQ, a script of its own.
+for arg in "$@"; do
+	if [[ $arg == --zmq-rpc ]]; then
+		rest=()
+		for a in "$@"; do [[ $a == --zmq-rpc ]] || rest+=("$a"); done
+		exec "$(dirname "$0")/rpc_compare.sh" "${rest[@]}"
+	fi
+done
 
 usage() {
 	cat <<EOF

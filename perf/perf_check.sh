@@ -22,6 +22,11 @@
 #       rmq_pingpong --path PATH -S 64,65536 -I 50: every row names PATH;
 #       a size the path cannot carry is a '-' row, and at least one size
 #       must have been measured
+#   perf_check.sh rpc RMQ_RPC PROVIDER
+#       rmq_rpc -p PROVIDER -S 64,4096 -w 1,8 -I 2000: the header as
+#       compare.sh --zmq-rpc reads it, one row per size and window in
+#       order, positive rates and CPU figures, round-trip percentiles for
+#       W = 1 only (rmq_rpc itself fails on any wrong reply)
 set -eu
 what=$1 bin=$2
 out=$(mktemp)
@@ -119,8 +124,27 @@ path)
 	}' "$out"
 	echo "rmq_pingpong --path $path shm: ok"
 	;;
+rpc)
+	prov=$3
+	timeout 60 "$bin" --local -p "$prov" -S 64,4096 -w 1,8 -I 2000 --csv >"$out"
+	cat "$out"
+	awk -F, '
+	NR == 1 { if ($0 != "size,window,rpcs,rpc_per_s,client_cpu_ns,server_cpu_ns,rtt_p50_us,rtt_p99_us") { print "header: " $0; exit 1 }; next }
+	{
+		row++
+		split("64,64,4096,4096", sz, ",")
+		split("1,8,1,8", win, ",")
+		if (NF != 8) { print "fields: " $0; exit 1 }
+		if ($1 != sz[row] || $2 != win[row]) { print "row " row ": " $0; exit 1 }
+		if ($3 != 2000 || $4 <= 0 || $5 <= 0 || $6 <= 0) { print "bad figures: " $0; exit 1 }
+		if ($2 == 1 && ($7 <= 0 || $8 < $7)) { print "bad round trip: " $0; exit 1 }
+		if ($2 != 1 && ($7 != 0 || $8 != 0)) { print "percentiles with W > 1: " $0; exit 1 }
+	}
+	END { if (row != 4) { print "rows: " row; exit 1 } }' "$out"
+	echo "rmq_rpc $prov: ok"
+	;;
 *)
-	echo "usage: $0 bw RMQ_BW | pattern RMQ_BW PATTERN | fanout RMQ_FANOUT_BIN | path RMQ_PINGPONG PATH" >&2
+	echo "usage: $0 bw RMQ_BW | pattern RMQ_BW PATTERN | fanout RMQ_FANOUT_BIN | path RMQ_PINGPONG PATH | rpc RMQ_RPC PROVIDER" >&2
 	exit 2
 	;;
 esac

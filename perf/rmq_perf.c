@@ -345,6 +345,10 @@ rmq_perf_type_name(int type)
 		return "PUSH";
 	case RMQ_PULL:
 		return "PULL";
+	case RMQ_DEALER:
+		return "DEALER";
+	case RMQ_ROUTER:
+		return "ROUTER";
 	default:
 		return "?";
 	}

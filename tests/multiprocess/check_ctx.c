@@ -250,7 +250,7 @@ START_TEST(test_pattern_sections)
 
 	ctx_file_fails("log: warn\nthresholds:\n  piar:\n    path: seg\n",
 	               ":4:11: thresholds.piar: no pattern reads a section "
-	               "'piar' (the patterns' sections: pair, reqrep, pubsub, pipeline)",
+	               "'piar' (the patterns' sections: pair, reqrep, pubsub, pipeline, rpc)",
 	               msg, sizeof(msg));
 	setenv("RMQ_THRESHOLDS_FANIN_EAGER_MAX", "4K", 1);
 	capture_stderr(ctx_from_file, NULL, &rc, msg, sizeof(msg));

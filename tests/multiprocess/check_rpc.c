@@ -807,6 +807,101 @@ START_TEST(test_dealer_killed_between_frames)
 }
 END_TEST
 
+/* A ROUTER that answers n requests on ep, then dies (SIGKILL). */
+struct restart_arg {
+	char ep[256];
+	int  fd; /* the bound endpoint goes out through it */
+	int  n;
+};
+
+static int
+router_then_die(void *arg)
+{
+	struct restart_arg *a = arg;
+	rmq_ctx            *ctx;
+	rmq_socket         *r;
+	char                id[64], b[64], ep[256];
+	size_t              len = sizeof(ep);
+	ssize_t             il, bl;
+	int                 i, more, tmo = 20000;
+
+	if (open_socket(RMQ_ROUTER, &ctx, &r) != 0 || rmq_bind(r, a->ep) != 0)
+		return 80;
+	rmq_getopt(r, RMQ_LAST_ENDPOINT, ep, &len);
+	if (pipe_put_ep(a->fd, ep) != 0)
+		return 81;
+	rmq_setopt(r, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
+	for (i = 0; i < a->n; i++) {
+		il = recv_frame(r, id, sizeof(id), &more);
+		bl = recv_frame(r, b, sizeof(b), &more);
+		if (il <= 0 || bl < 0 || more)
+			return 82;
+		if (rmq_send(r, id, (size_t) il, RMQ_SNDMORE) != il ||
+		    rmq_send(r, b, (size_t) bl, 0) != bl)
+			return 83;
+	}
+	usleep(100 * 1000); /* its last reply leaves */
+	raise(SIGKILL);
+	return 84;
+}
+
+/*
+ * A ROUTER killed and started again on the same endpoint: its DEALER
+ * connects again by itself (RMQ_RECONNECT_IVL) and is served; what was
+ * in flight at the crash is lost with the ROUTER, nothing else.
+ */
+START_TEST(test_router_restart)
+{
+	const char        *prov = provs[_i];
+	struct restart_arg a1, a2;
+	int                fds[2], i, ivl = 50, tmo = 20000, st;
+	char               ep[EP_LEN], ep2[EP_LEN], b[64], want[64];
+	rmq_ctx           *ctx;
+	rmq_socket        *d;
+	pid_t              p1, p2;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	a1 = (struct restart_arg){"", fds[1], 5};
+	bind_addr(prov, a1.ep, sizeof(a1.ep));
+	p1 = spawn_child(router_then_die, &a1);
+	ck_assert_int_eq(pipe_get_ep(fds[0], ep, 30000), 0);
+	ck_assert_int_eq(open_socket(RMQ_DEALER, &ctx, &d), 0);
+	ck_assert_int_eq(setopt_int(d, RMQ_RECONNECT_IVL, ivl), 0);
+	rmq_setopt(d, RMQ_RCVTIMEO, &tmo, sizeof(tmo));
+	rmq_setopt(d, RMQ_SNDTIMEO, &tmo, sizeof(tmo));
+	ck_assert_int_eq(rmq_connect(d, ep), 0);
+	for (i = 0; i < 5; i++) {
+		snprintf(b, sizeof(b), "one %d", i);
+		ck_assert_int_eq(rmq_send(d, b, strlen(b), 0),
+		                 (ssize_t) strlen(b));
+		ck_assert_int_eq(rmq_recv(d, want, sizeof(want), 0),
+		                 (ssize_t) strlen(b));
+	}
+	ck_assert_int_eq(waitpid(p1, &st, 0), p1);
+	ck_assert(WIFSIGNALED(st));
+	shm_leftovers(p1);
+	/* The same endpoint again (its port or name, now known). */
+	a2 = (struct restart_arg){"", fds[1], 5};
+	snprintf(a2.ep, sizeof(a2.ep), "%s", ep);
+	p2 = spawn_child(router_then_die, &a2);
+	ck_assert_int_eq(pipe_get_ep(fds[0], ep2, 30000), 0);
+	ck_assert_str_eq(ep2, ep);
+	for (i = 0; i < 5; i++) {
+		snprintf(b, sizeof(b), "two %d", i);
+		ck_assert_int_eq(rmq_send(d, b, strlen(b), 0),
+		                 (ssize_t) strlen(b));
+		ck_assert_int_eq(rmq_recv(d, want, sizeof(want), 0),
+		                 (ssize_t) strlen(b));
+		ck_assert(memcmp(want, b, strlen(b)) == 0);
+	}
+	ck_assert_int_eq(waitpid(p2, &st, 0), p2);
+	shm_leftovers(p2);
+	close_all(ctx, d);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 static Suite *
 rpc_suite(void)
 {
@@ -825,6 +920,7 @@ rpc_suite(void)
 	tcase_add_loop_test(tc, test_pairs, 0, NPAIRS);
 	tcase_add_loop_test(tc, test_poll, 0, NPROVS);
 	tcase_add_loop_test(tc, test_dealer_killed_between_frames, 0, NPROVS);
+	tcase_add_loop_test(tc, test_router_restart, 0, NPROVS);
 	suite_add_tcase(su, tc);
 	return su;
 }
