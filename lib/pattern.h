@@ -66,7 +66,8 @@ int  rmq_pat_send_rest(struct rmq_socket *s, const struct rmq_out *o,
                        int flags);
 /*
  * A frame the pattern makes for p's message it is handing out (a
- * ROUTER's routing id, a delimiter): len bytes copied from data, "more
+ * ROUTER's routing id, a delimiter): the len bytes at data, which must
+ * stay while p does (its peer block) -- they are not copied; "more
  * follow".  NULL without memory.
  */
 struct rmq_rxent *rmq_pat_rx_made(struct rmq_socket *s, struct rmq_peer *p,
