@@ -16,8 +16,10 @@
  *   - a body that is well formed (count items, each at most
  *     RMQ_BATCH_ITEM_MAX, exactly filling it) queues one message per item,
  *     in order, each pointing at its payload inside the body, with its
- *     msgid and length; those longer than RMQ_MAXMSGSIZE are dropped and
- *     counted; nothing else is counted as an error;
+ *     msgid (less RMQ_MSGID_MORE, which says more frames follow) and
+ *     length; a message whose frames add up to more than RMQ_MAXMSGSIZE
+ *     goes whole (its frames queued so far, and those still to come),
+ *     counted once; nothing else is counted as an error;
  *   - any other body queues nothing and counts one protocol error;
  *   - on a domain of multi-receive slabs (shm, sockets), the slab holds
  *     one reference per queued message, and none is left when the queue
@@ -164,15 +166,53 @@ deliver(struct harness *hs, uint32_t count, const uint8_t *body, size_t len)
 	return msg;
 }
 
-/* The queue against the independent walk; returns messages queued. */
+/*
+ * Which items stay queued, by the framing rules of wire.h, modelled apart
+ * from tx.c: a message (its frames up to one without RMQ_MSGID_MORE) whose
+ * frames so far add up to more than the limit goes whole, counted once,
+ * and the rest of its frames are skipped.  keep[k] is the k-th item kept;
+ * returns how many, *dropped the messages that went.
+ */
+static size_t
+model(const struct item *it, long want, size_t *keep, size_t *dropped)
+{
+	size_t   n = 0, open = 0;
+	uint64_t open_len = 0, total;
+	bool     skip = false, more;
+	long     i;
+
+	*dropped = 0;
+	for (i = 0; i < want; i++) {
+		more = (it[i].msgid & RMQ_MSGID_MORE) != 0;
+		if (skip) {
+			skip = more;
+			continue;
+		}
+		total = open_len + it[i].len;
+		if (total > FUZZ_MAXMSG) {
+			n -= open; /* its frames queued so far */
+			open     = 0;
+			open_len = 0;
+			(*dropped)++;
+			skip = more;
+			continue;
+		}
+		keep[n++] = (size_t) i;
+		open      = more ? open + 1 : 0;
+		open_len  = more ? total : 0;
+	}
+	return n;
+}
+
+/* The queue against the independent walk; returns frames queued. */
 static size_t
 check_queue(const struct harness *hs, const uint8_t *msg, size_t len,
             long want, const struct item *it)
 {
+	static size_t           keep[4096];
 	const uint8_t          *body = msg + RMQ_HDR_SIZE;
 	const struct rmq_rxent *e    = hs->p->q.head;
-	size_t                  n = 0, dropped = 0;
-	long                    i;
+	size_t                  n, k, i, dropped;
 
 	if (want < 0) {
 		FUZZ_CHECK(e == NULL, "a malformed batch queued messages");
@@ -183,25 +223,25 @@ check_queue(const struct harness *hs, const uint8_t *msg, size_t len,
 	}
 	FUZZ_CHECK(hs->s->stats.proto_errors == 0,
 	           "a well-formed batch of %ld counted as malformed", want);
-	for (i = 0; i < want; i++) {
-		if (it[i].len > FUZZ_MAXMSG) {
-			dropped++;
-			continue;
-		}
-		FUZZ_CHECK(e != NULL, "message %ld of %ld missing", i, want);
-		FUZZ_CHECK(e->peer == hs->p && e->msgid == it[i].msgid &&
+	n = model(it, want, keep, &dropped);
+	for (k = 0; k < n; k++) {
+		i = keep[k];
+		FUZZ_CHECK(e != NULL, "frame %zu (item %zu of %ld) missing", k,
+		           i, want);
+		FUZZ_CHECK(e->peer == hs->p &&
+		               e->msgid == (it[i].msgid & ~RMQ_MSGID_MORE) &&
+		               e->more == ((it[i].msgid & RMQ_MSGID_MORE) != 0) &&
 		               e->len == it[i].len &&
 		               e->data == body + it[i].off &&
 		               e->path == RMQ_PATH_EAGER && e->slab == hs->sl,
-		           "message %ld: msgid %u/%u len %zu/%u at %td/%zu", i,
-		           e->msgid, it[i].msgid, e->len, it[i].len,
-		           e->data - body, it[i].off);
+		           "item %zu: msgid %u%s/%u len %zu/%u at %td/%zu", i,
+		           e->msgid, e->more ? "+more" : "", it[i].msgid,
+		           e->len, it[i].len, e->data - body, it[i].off);
 		FUZZ_CHECK(e->data + e->len <= body + len,
-		           "message %ld past the body", i);
+		           "item %zu past the body", i);
 		e = e->next;
-		n++;
 	}
-	FUZZ_CHECK(e == NULL, "more messages queued than the batch had");
+	FUZZ_CHECK(e == NULL, "more frames queued than the batch kept");
 	FUZZ_CHECK(hs->p->q.len == n && hs->rx->nqueued == n,
 	           "queue of %zu/%zu, want %zu", hs->p->q.len,
 	           hs->rx->nqueued, n);
@@ -209,7 +249,7 @@ check_queue(const struct harness *hs, const uint8_t *msg, size_t len,
 	           "%llu dropped, want %zu",
 	           (unsigned long long) hs->s->stats.dropped, dropped);
 	FUZZ_CHECK(atomic_load(&hs->sl->refs) == (int) (1 + n),
-	           "slab refs %d for %zu messages",
+	           "slab refs %d for %zu frames",
 	           atomic_load(&hs->sl->refs), n);
 	return n;
 }
@@ -232,7 +272,8 @@ repack(const struct harness *hs, uint32_t *count, size_t *len)
 	for (e = hs->p->q.head; e != NULL; e = e->next) {
 		item = RMQ_BATCH_ITEM_HDR + ((e->len + 7) & ~(size_t) 7);
 		rmq_put32(b + off, (uint32_t) e->len);
-		rmq_put32(b + off + 4, e->msgid);
+		rmq_put32(b + off + 4,
+		          e->msgid | (e->more ? RMQ_MSGID_MORE : 0));
 		memcpy(b + off + RMQ_BATCH_ITEM_HDR, e->data, e->len);
 		off += item;
 	}
@@ -293,7 +334,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (e = hs.p->q.head, e2 = hs2.p->q.head; e != NULL;
 		     e = e->next, e2 = e2->next) {
 			FUZZ_CHECK(e2 != NULL && e2->msgid == e->msgid &&
-			               e2->len == e->len && e2->slab == NULL &&
+			               e2->more == e->more && e2->len == e->len && e2->slab == NULL &&
 			               memcmp(e2->data, e->data, e->len) == 0,
 			           "repacked message differs");
 		}

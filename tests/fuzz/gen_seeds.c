@@ -284,6 +284,18 @@ batch_seeds(void)
 	for (uint32_t i = 0; i < 16; i++)
 		n += item(b + n, 1000 + i, "msg-0123456789", i);
 	put_file("fuzz_batch", "sixteen", b, n);
+
+	/* A message of three frames (RMQ_MSGID_MORE on all but the last),
+	 * then one of a frame, then one left open at the batch's end. */
+	n = 4;
+	rmq_put32(b, 6);
+	n += item(b + n, 5 | RMQ_MSGID_MORE, "id", 2);
+	n += item(b + n, 5 | RMQ_MSGID_MORE, "", 0);
+	n += item(b + n, 5, "body", 4);
+	n += item(b + n, 6, "alone", 5);
+	n += item(b + n, 7 | RMQ_MSGID_MORE, big, 600);
+	n += item(b + n, 7 | RMQ_MSGID_MORE, "open", 4);
+	put_file("fuzz_batch", "frames", b, n);
 }
 
 /* ---- fuzz_yaml: configuration files ---- */
