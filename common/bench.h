@@ -89,6 +89,29 @@ pp_parse_cpus(const char *s, int cpus[2])
 	return 0;
 }
 
+/* A comma list of at most cap integers from min to max: 0, or -1. */
+static inline int
+pp_parse_ints(const char *arg, int min, int max, int *vals, int *n, int cap)
+{
+	char *dup, *tok, *save = NULL;
+	int   v, rc = 0;
+
+	*n  = 0;
+	dup = strdup(arg);
+	if (dup == NULL)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (*n == cap || pp_parse_int(tok, min, &v) != 0 || v > max) {
+			rc = -1;
+			break;
+		}
+		vals[(*n)++] = v;
+	}
+	free(dup);
+	return rc == 0 && *n > 0 ? 0 : -1;
+}
+
 /* "all" (powers of two, 1 B .. 4 MiB) or a comma list. */
 static inline int
 pp_parse_sizes(const char *arg, size_t *sizes, int *n)

@@ -160,33 +160,33 @@ rmq_pat_peer_host(const struct rmq_peer *p)
 	return (p->link->flags & RMQ_LINK_F_HOST) != 0;
 }
 
-/* The first frame of a message of several went to p: the rest follow it
- * there (frames.c). */
+/* Room to note one more peer a message's first frame goes to (before it
+ * goes: a first frame whose peer could not be noted would leave its
+ * receiver waiting for the rest).  0 or -RMQ_ENOMEM. */
 static int
-note_frame_to(struct rmq_socket *s, uint32_t peer, uint32_t msgid)
+note_room(struct rmq_socket *s)
 {
 	struct rmq_frame_to *n;
 	int                  cap;
 
-	if (s->ntx == s->tx_cap) {
-		cap = s->tx_cap < 4 ? 4 : 2 * s->tx_cap;
-		n   = realloc(s->tx_to, (size_t) cap * sizeof(*n));
-		if (n == NULL)
-			return -RMQ_ENOMEM;
-		s->tx_to  = n;
-		s->tx_cap = cap;
-	}
-	s->tx_to[s->ntx++] = (struct rmq_frame_to){peer, msgid, false};
+	if (s->ntx < s->tx_cap)
+		return 0;
+	cap = s->tx_cap < 4 ? 4 : 2 * s->tx_cap;
+	n   = realloc(s->tx_to, (size_t) cap * sizeof(*n));
+	if (n == NULL)
+		return -RMQ_ENOMEM;
+	s->tx_to  = n;
+	s->tx_cap = cap;
 	return 0;
 }
 
 int
 rmq_pat_send_later(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 {
-	int rc = note_frame_to(s, p->id, msgid);
+	int rc = note_room(s);
 
 	if (rc == 0)
-		s->tx_to[s->ntx - 1].first = true;
+		s->tx_to[s->ntx++] = (struct rmq_frame_to){p->id, msgid, true};
 	return rc;
 }
 
@@ -195,11 +195,85 @@ rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
              const struct rmq_out *o, uint32_t msgid, int flags)
 {
 	uint32_t id = p->id;
-	int      rc = rmq_xfer_send(s, p, o, msgid, flags);
+	int      rc;
 
+	/* The first frame of several: the rest follow it there
+	 * (frames.c). */
+	if (s->tx_note && (rc = note_room(s)) != 0)
+		return rc;
+	rc = rmq_xfer_send(s, p, o, msgid, flags);
 	if (rc == 0 && s->tx_note)
-		rc = note_frame_to(s, id, msgid);
+		s->tx_to[s->ntx++] = (struct rmq_frame_to){id, msgid, false};
 	return rc;
+}
+
+struct send_try {
+	const struct rmq_out *o;
+	int                   flags;
+	rmq_pat_send_fn       to;
+};
+
+/*
+ * One round over the peers with room, none waited for: 1 when one took
+ * the message, 0 when each one's queue is full now (or none has a credit),
+ * or why no peer may come.
+ */
+static int
+send_round(struct rmq_socket *s, void *arg)
+{
+	const struct send_try *t = arg;
+	struct rmq_peer       *p;
+	int                    i, n = rmq_pat_npeers(s), rc;
+
+	for (i = 0; i < (n > 0 ? n : 1); i++) {
+		rc = rmq_pat_pick_writable(s, &p);
+		if (rc <= 0)
+			return rc;
+		rc = t->to(s, p, t->o, 0, t->flags | RMQ_DONTWAIT);
+		/* Full (it stopped reading, or died and we do not know yet),
+		 * or died before the message was its own: the next one. */
+		if (rc != -RMQ_EAGAIN && rc != -RMQ_ECONNRESET)
+			return rc == 0 ? 1 : rc;
+	}
+	return 0;
+}
+
+int
+rmq_pat_send_one(struct rmq_socket *s, const struct rmq_out *o, int flags,
+                 rmq_pat_send_fn to)
+{
+	struct send_try  t = {o, flags, to != NULL ? to : rmq_pat_send};
+	struct rmq_peer *p;
+	int              rc;
+
+	/*
+	 * Several peers: the send waits for room at any of them, never for
+	 * one in particular -- a peer whose queue is full (or that has yet
+	 * to take a zero-copy rendezvous) must not hold up the others.  So
+	 * every try is one that does not wait, and a large payload is copied
+	 * as with RMQ_DONTWAIT (rmq_msg_send hands its message over).  A
+	 * blocking try at one chosen puller once waited there for 10 s while
+	 * the other read (check_pipeline's stalled puller, 8 KiB).
+	 */
+	if (rmq_pat_npeers(s) > 1)
+		return rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s), send_round,
+		                    &t);
+	/*
+	 * One peer (or none yet): waiting for it is waiting for room, and a
+	 * large send stays zero-copy, done when it returns (as a single-
+	 * threaded program with several sockets needs: check_pipeline's
+	 * test_ring_peers lost messages at close when it copied).  A peer
+	 * that died before the message was its own (its rendezvous
+	 * unfinished, or before it went out): the message goes to another.
+	 */
+	for (;;) {
+		rc = rmq_pat_next_writable(s, flags, rmq_pat_sndtimeo(s), &p);
+		if (rc != 0)
+			return rc;
+		rc = t.to(s, p, o, 0, flags);
+		if (rc != -RMQ_ECONNRESET)
+			return rc;
+	}
 }
 
 /* A message the filter refused, judged by its first frame e: all of its
@@ -210,7 +284,7 @@ discard_message(struct rmq_socket *s, struct rmq_peer *p,
 {
 	bool more = e->more;
 
-	/* Its others are in (a message is taken whole); held, p stays. */
+	/* Its other frames are in: a message is taken only whole. */
 	rmq_peer_hold(p);
 	rmq_xfer_discard(s, e);
 	while (more && (e = rmq_rxq_pop(s, &p->q)) != NULL) {

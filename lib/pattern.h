@@ -47,6 +47,17 @@ int  rmq_pat_sends_room(const struct rmq_socket *s, int n);
 /* Send to p (rmq_xfer_send).  flags may add RMQ_XFER_F_OWN. */
 int  rmq_pat_send(struct rmq_socket *s, struct rmq_peer *p,
                   const struct rmq_out *o, uint32_t msgid, int flags);
+/*
+ * A message to one peer with room, round-robin, never dropped: it waits
+ * (RMQ_SNDTIMEO, RMQ_DONTWAIT) for room at any peer, never at one in
+ * particular (PUSH, DEALER).  to sends it to the peer chosen (NULL:
+ * rmq_pat_send), msgid 0.  0 or -error.
+ */
+typedef int (*rmq_pat_send_fn)(struct rmq_socket *s, struct rmq_peer *p,
+                               const struct rmq_out *o, uint32_t msgid,
+                               int flags);
+int  rmq_pat_send_one(struct rmq_socket *s, const struct rmq_out *o,
+                      int flags, rmq_pat_send_fn to);
 
 /* ---- messages of several frames (frames.c) ---- */
 

@@ -402,7 +402,7 @@ dealer_hello_in(void *stp, struct rmq_socket *s, struct rmq_peer *p,
  * more after it is the envelope's, not sent. */
 static int
 dealer_to(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
-          int flags)
+          uint32_t msgid, int flags)
 {
 	const struct rpc_peer *dp  = rmq_pat_peer_state(p);
 	size_t                 len = o->msg != NULL ? rmq_msg_size(o->msg)
@@ -410,59 +410,19 @@ dealer_to(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_out *o,
 	int                    rc;
 
 	if (dp->pattern != WIRE_REP || len != 0 || !(flags & RMQ_SNDMORE))
-		return rmq_pat_send(s, p, o, 0, flags);
-	rc = rmq_pat_send_later(s, p, 0);
+		return rmq_pat_send(s, p, o, msgid, flags);
+	rc = rmq_pat_send_later(s, p, msgid);
 	if (rc == 0 && o->msg != NULL)
 		rmq_msg_free(o->msg);
 	return rc;
-}
-
-struct dealer_try {
-	const struct rmq_out *o;
-	int                   flags;
-};
-
-/* One round over the peers with room, none waited for (as PUSH's). */
-static int
-dealer_round(struct rmq_socket *s, void *arg)
-{
-	const struct dealer_try *t = arg;
-	struct rmq_peer         *p;
-	int                      i, n = rmq_pat_npeers(s), rc;
-
-	for (i = 0; i < (n > 0 ? n : 1); i++) {
-		rc = rmq_pat_pick_writable(s, &p);
-		if (rc <= 0)
-			return rc;
-		rc = dealer_to(s, p, t->o, t->flags | RMQ_DONTWAIT);
-		if (rc != -RMQ_EAGAIN && rc != -RMQ_ECONNRESET)
-			return rc == 0 ? 1 : rc;
-	}
-	return 0;
 }
 
 static int
 dealer_send(void *stp, struct rmq_socket *s, const struct rmq_out *o,
             int flags)
 {
-	struct dealer_try t = {o, flags};
-	struct rmq_peer  *p;
-	int               rc;
-
 	RMQ_UNUSED(stp);
-	/* Several peers: room at any, never one in particular (PUSH's
-	 * reasons, pipeline.c). */
-	if (rmq_pat_npeers(s) > 1)
-		return rmq_pat_wait(s, flags, rmq_pat_sndtimeo(s),
-		                    dealer_round, &t);
-	for (;;) {
-		rc = rmq_pat_next_writable(s, flags, rmq_pat_sndtimeo(s), &p);
-		if (rc != 0)
-			return rc;
-		rc = dealer_to(s, p, o, flags);
-		if (rc != -RMQ_ECONNRESET)
-			return rc;
-	}
+	return rmq_pat_send_one(s, o, flags, dealer_to);
 }
 
 static int

@@ -291,25 +291,12 @@ out:
 	return ret;
 }
 
+/* -w: 1 to 100000 requests in flight, a comma list. */
 static int
 parse_windows(const char *s, struct opts *o)
 {
-	char *end;
-	long  v;
-
-	o->nwindows = 0;
-	for (;;) {
-		v = strtol(s, &end, 10);
-		if (end == s || v < 1 || v > 100000 ||
-		    o->nwindows == MAX_WINDOWS)
-			return -1;
-		o->windows[o->nwindows++] = (int) v;
-		if (*end == '\0')
-			return 0;
-		if (*end != ',')
-			return -1;
-		s = end + 1;
-	}
+	return pp_parse_ints(s, 1, 100000, o->windows, &o->nwindows,
+	                     MAX_WINDOWS);
 }
 
 int
