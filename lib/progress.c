@@ -34,6 +34,7 @@ rmq_reactor_init(struct rmq_reactor *r, void *owner)
 	r->kick_fd = -1;
 	r->tick_fd = -1;
 	r->watch_fd = -1;
+	r->src_ep  = -1;
 	atomic_init(&r->busy, 0);
 	atomic_init(&r->app_in, 0);
 	atomic_init(&r->thr_in, 0);
@@ -108,7 +109,9 @@ rmq_reactor_fini(struct rmq_reactor *r)
 		close(r->kick_fd);
 	if (r->tick_fd >= 0)
 		close(r->tick_fd);
-	r->ep_fd = r->kick_fd = r->tick_fd = -1;
+	if (r->src_ep >= 0)
+		close(r->src_ep);
+	r->ep_fd = r->kick_fd = r->tick_fd = r->src_ep = -1;
 }
 
 /* ---- RMQ_FD ---- */
@@ -235,6 +238,33 @@ rmq_reactor_after(struct rmq_reactor *r, void (*fn)(void *owner))
 
 /* ---- sources and timers ---- */
 
+/*
+ * src's entry in the sources' epoll set (op: add, or its index changed),
+ * made at the first source.  Any failure gives the set up for good: the
+ * rounds then poll every source, as they would without it.
+ */
+static void
+src_ep_set(struct rmq_reactor *r, struct rmq_source *src, int op)
+{
+	struct epoll_event ev = {.events = EPOLLIN,
+	                         .data.u64 = (uint64_t) src->idx};
+
+	if (r->src_ep_bad)
+		return;
+	if (r->src_ep < 0 &&
+	    (r->src_ep = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+		r->src_ep_bad = true;
+		return;
+	}
+	if (epoll_ctl(r->src_ep, op, src->fd, &ev) != 0) {
+		rmq_log(RMQ_LOG_DEBUG, "sources' epoll set given up: fd %d: %s",
+		        src->fd, strerror(errno));
+		close(r->src_ep);
+		r->src_ep     = -1;
+		r->src_ep_bad = true;
+	}
+}
+
 int
 rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
                void (*ready)(struct rmq_source *, short, void *))
@@ -256,6 +286,7 @@ rmq_source_add(struct rmq_reactor *r, struct rmq_source *src, int fd,
 	src->idx     = r->nsrcs;
 	r->srcs[r->nsrcs++] = src;
 	ep_add(r, fd);
+	src_ep_set(r, src, EPOLL_CTL_ADD);
 	return 0;
 }
 
@@ -269,6 +300,8 @@ sources_compact(struct rmq_reactor *r)
 		if (r->srcs[i] != NULL) {
 			r->srcs[j]      = r->srcs[i];
 			r->srcs[j]->idx = j;
+			if (j != i)
+				src_ep_set(r, r->srcs[j], EPOLL_CTL_MOD);
 			j++;
 		}
 	r->nsrcs = j;
@@ -282,6 +315,8 @@ rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 	if (src->idx < 0 || src->idx >= r->nsrcs || r->srcs[src->idx] != src)
 		return;
 	ep_del(r, src->fd);
+	if (r->src_ep >= 0)
+		(void) epoll_ctl(r->src_ep, EPOLL_CTL_DEL, src->fd, NULL);
 	if (src->watched)
 		(void) epoll_ctl(r->watch_fd, EPOLL_CTL_DEL, src->fd, NULL);
 	src->watched = false;
@@ -293,7 +328,10 @@ rmq_source_remove(struct rmq_reactor *r, struct rmq_source *src)
 		/* The last one takes its place: order does not matter. */
 		last = r->srcs[--r->nsrcs];
 		r->srcs[src->idx] = last;
-		last->idx         = src->idx;
+		if (last != src) {
+			last->idx = src->idx;
+			src_ep_set(r, last, EPOLL_CTL_MOD);
+		}
 	}
 	src->idx = -1;
 }
@@ -364,24 +402,55 @@ rmq_timer_set(struct rmq_reactor *r, struct rmq_timer *t, int64_t when)
 		r->timer_due = when;
 }
 
-/* Call the sources of r whose fds in fds[0..n) (built by add_sources)
+#define RMQ_SRC_EP      (-2) /* a poll set's entry: r's sources' set */
+#define RMQ_SRC_EP_MAX  64   /* events taken from it per epoll_wait */
+
+static void
+source_ready(struct rmq_reactor *r, int idx, int fd, short revents)
+{
+	struct rmq_source *src;
+
+	if (idx < 0 || idx >= r->nsrcs)
+		return;
+	src = r->srcs[idx];
+	if (src == NULL || src->fd != fd)
+		return; /* removed meanwhile */
+	src->ready(src, revents, r->owner);
+}
+
+/* Call the sources of r whose fds in fds[0..n) (built by pollset_build)
  * are ready; n counts r's entries.  Returns the events. */
 static int
 sources_dispatch(struct rmq_reactor *r, const struct pollfd *fds,
                  const int *idx, int n)
 {
-	struct rmq_source *src;
-	int                i, events = 0;
+	struct epoll_event ev[RMQ_SRC_EP_MAX];
+	int                i, k, got, events = 0;
 
 	r->dispatching++;
 	for (i = 0; i < n; i++) {
-		if (fds[i].revents == 0 || idx[i] < 0 || idx[i] >= r->nsrcs)
+		if (fds[i].revents == 0)
 			continue;
-		src = r->srcs[idx[i]];
-		if (src == NULL || src->fd != fds[i].fd)
-			continue; /* removed meanwhile */
-		src->ready(src, fds[i].revents, r->owner);
-		events++;
+		if (idx[i] != RMQ_SRC_EP) {
+			if (idx[i] >= 0) {
+				source_ready(r, idx[i], fds[i].fd,
+				             fds[i].revents);
+				events++;
+			}
+			continue;
+		}
+		/* The set's entries carry their index; indices hold until
+		 * the round ends (a removal leaves a hole).  EPOLLIN, ERR
+		 * and HUP are poll's bits. */
+		got = epoll_wait(fds[i].fd, ev, RMQ_SRC_EP_MAX, 0);
+		for (k = 0; k < got; k++) {
+			int j = (int) ev[k].data.u64;
+
+			if (j >= 0 && j < r->nsrcs && r->srcs[j] != NULL)
+				source_ready(r, j, r->srcs[j]->fd,
+				             (short) ev[k].events);
+			events++;
+		}
 	}
 	if (--r->dispatching == 0 && r->holes) {
 		sources_compact(r);
@@ -398,7 +467,8 @@ struct pollset {
 	struct pollfd  stack_fds[RMQ_POLL_STACK];
 	int            stack_idx[RMQ_POLL_STACK];
 	struct pollfd *fds;
-	int           *idx;  /* source index, -1 for a CQ fd or foreign */
+	int           *idx;  /* source index, -1 for a CQ fd or foreign,
+	                      * RMQ_SRC_EP for a reactor's sources' set */
 	int           *nsrc; /* per reactor: its entries (sources + CQ) */
 	int            n;
 };
@@ -411,7 +481,7 @@ pollset_build(struct pollset *ps, struct rmq_reactor *const *rs, int nr,
 	int i, j, cap = nfds;
 
 	for (i = 0; i < nr; i++)
-		cap += rs[i]->nsrcs + 1;
+		cap += (rs[i]->src_ep >= 0 ? 1 : rs[i]->nsrcs) + 1;
 	ps->fds  = ps->stack_fds;
 	ps->idx  = ps->stack_idx;
 	ps->nsrc = nsrc;
@@ -429,7 +499,12 @@ pollset_build(struct pollset *ps, struct rmq_reactor *const *rs, int nr,
 		struct rmq_reactor *r = rs[i];
 		int                 start = ps->n;
 
-		for (j = 0; j < r->nsrcs; j++) {
+		if (r->src_ep >= 0) {
+			ps->fds[ps->n] = (struct pollfd){.fd = r->src_ep,
+			                                 .events = POLLIN};
+			ps->idx[ps->n++] = RMQ_SRC_EP;
+		}
+		for (j = 0; r->src_ep < 0 && j < r->nsrcs; j++) {
 			if (r->srcs[j] == NULL)
 				continue;
 			ps->fds[ps->n] = (struct pollfd){.fd = r->srcs[j]->fd,

@@ -140,6 +140,13 @@ struct rmq_reactor {
 
 	struct rmq_source **srcs;     /* registered sources (NULL: removed) */
 	int                nsrcs, srcs_cap;
+	/* The sources' own epoll set (each under its index in srcs): a poll
+	 * round polls it and the CQ fd, not every source, so that a round
+	 * costs what is ready, not what is connected (a ROUTER's thousands
+	 * of peers).  -1: not made, or it failed once (src_ep_bad): every
+	 * source is polled. */
+	int                src_ep;
+	bool               src_ep_bad;
 	int                dispatching;
 	bool               holes;     /* removed while dispatching */
 	struct rmq_timer  *timers;
