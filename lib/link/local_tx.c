@@ -194,7 +194,7 @@ local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
 	if (rmq_batch_held(p))
 		return lp->tail - lp->ptail + rmq_lring_rec(RMQ_HDR_SIZE + len) <=
 		       LOCAL_HOLD;
-	if (p->heard) {
+	if (!rmq_batch_may(p)) {
 		/* A reply: alone, and the next one looks at the clock. */
 		p->heard   = false;
 		p->last_tx = 0;

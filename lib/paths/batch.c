@@ -158,7 +158,8 @@ rmq_batch_takes(struct rmq_socket *s, struct rmq_peer *p, int path,
 		return false;
 	if (b->tx != NULL)
 		return len <= RMQ_BATCH_ITEM_MAX;
-	if (!bs->on || !b->can || p->heard || len > RMQ_BATCH_ITEM_MAX ||
+	if (!bs->on || !b->can || !rmq_batch_may(p) ||
+	    len > RMQ_BATCH_ITEM_MAX ||
 	    s->paths.force >= 0 ||
 	    !(s->path_ops[path]->flags & RMQ_ROW_F_COALESCE))
 		return false;

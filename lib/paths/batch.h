@@ -67,6 +67,20 @@ bool rmq_batch_idle(const struct rmq_socket *s);
 /* Is coalescing on for the socket: its window in ns, else 0. */
 int64_t rmq_batch_window(const struct rmq_socket *s);
 
+/*
+ * May a message to p wait to be packed with others?  Not a reply to what
+ * p sent (heard: it waits for it, ping-pong latency), unless more of p's
+ * messages wait for the application here: with many requests in flight
+ * the answers to all it has queued go out together, when it has taken
+ * them and waits, or by the flusher (coalesce.flush_us).  The figures:
+ * docs/INTERNALS.md, coalescing.
+ */
+static inline bool
+rmq_batch_may(const struct rmq_peer *p)
+{
+	return !p->heard || p->q.msgs > 0;
+}
+
 /* Nothing open to p, and nothing would open: a message to it goes alone
  * (the short ways' test). */
 static inline bool
@@ -74,7 +88,8 @@ rmq_batch_alone(const struct rmq_peer *p, bool on)
 {
 	const struct rmq_bpeer *b = p->bat;
 
-	return b == NULL || (b->tx == NULL && !(on && b->can && !p->heard));
+	return b == NULL ||
+	       (b->tx == NULL && !(on && b->can && rmq_batch_may(p)));
 }
 
 /* Does p's link hold records back (then its flush shows them)? */

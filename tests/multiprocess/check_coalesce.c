@@ -6,7 +6,9 @@
  * one stream; the sender's rmq_stats shows that messages were coalesced;
  * a receiver that stops reading stops the sender at its RCVHWM; a batch
  * the application leaves queued while it computes leaves anyway (the
- * flusher); and coalesce.enabled off (RMQ_COALESCE=0) sends none packed.
+ * flusher); replies to many requests queued at once are packed, those of
+ * a ping-pong never; and coalesce.enabled off (RMQ_COALESCE=0) sends none
+ * packed.
  */
 #include "testutil.h"
 #include "checkmain.h"
@@ -325,6 +327,99 @@ START_TEST(test_flusher_tcp)
 }
 END_TEST
 
+/*
+ * Replies: a client keeps NWIN requests in flight (a new one for each
+ * answer), a server answers each as it takes it.  While more requests
+ * wait at the server its answers are packed, though requests keep coming
+ * in; then a ping-pong, whose every answer goes alone (none waits).  The
+ * server reports what its rmq_stats counted in each phase.
+ */
+#define NREQ  2000
+#define NWIN    64
+#define NPING  100
+
+static int
+serve_replies(rmq_socket *s, void *arg)
+{
+	struct rmq_stats a, b;
+	uint64_t         r[2];
+	uint32_t         i, v;
+
+	(void) arg;
+	for (i = 0; i < NREQ + NPING; i++) {
+		if (i == NREQ && rmq_stats(s, &a) != 0)
+			return 1;
+		if (rmq_recv(s, &v, sizeof(v), 0) != sizeof(v) || v != i ||
+		    rmq_send(s, &v, sizeof(v), 0) != sizeof(v))
+			return 2;
+	}
+	if (rmq_stats(s, &b) != 0)
+		return 3;
+	r[0] = a.coalesced;
+	r[1] = b.coalesced - a.coalesced;
+	return rmq_send(s, r, sizeof(r), 0) != sizeof(r);
+}
+
+static void
+replies(const char *prov)
+{
+	char        bep[64], ep[256];
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	uint64_t    r[2];
+	uint32_t    sent, i, v;
+	pid_t       pid;
+
+	/* A window a slow machine (or a sanitizer) can meet, both sides. */
+	setenv("RMQ_COALESCE_WINDOW_US", "1000", 1);
+	pid = spawn_server(RMQ_PAIR, bind_addr(prov, bep, sizeof(bep)),
+	                   serve_replies, NULL, ep, sizeof(ep));
+	open_connected(RMQ_PAIR, ep, &ctx, &s);
+	unsetenv("RMQ_COALESCE_WINDOW_US");
+	for (sent = 0; sent < NWIN; sent++)
+		ck_assert_int_eq(rmq_send(s, &sent, sizeof(sent), 0),
+		                 sizeof(sent));
+	for (i = 0; i < NREQ; i++) {
+		ck_assert_int_eq(rmq_recv(s, &v, sizeof(v), 0), sizeof(v));
+		ck_assert_uint_eq(v, i);
+		if (sent < NREQ) {
+			ck_assert_int_eq(rmq_send(s, &sent, sizeof(sent), 0),
+			                 sizeof(sent));
+			sent++;
+		}
+	}
+	for (; i < NREQ + NPING; i++) {
+		ck_assert_int_eq(rmq_send(s, &i, sizeof(i), 0), sizeof(i));
+		ck_assert_int_eq(rmq_recv(s, &v, sizeof(v), 0), sizeof(v));
+		ck_assert_uint_eq(v, i);
+	}
+	ck_assert_int_eq(rmq_recv(s, r, sizeof(r), 0), sizeof(r));
+	fprintf(stderr, "%s: %llu of %d answers packed with %d in flight, "
+	        "%llu of %d ping-pong answers\n", prov,
+	        (unsigned long long) r[0], NREQ, NWIN,
+	        (unsigned long long) r[1], NPING);
+	/* Measured: about 99% packed (88% before the rule looked at the
+	 * queue: docs/INTERNALS.md, coalescing); a share would be a timing
+	 * bound, so only that some are. */
+	ck_assert_msg(r[0] >= 1, "%s: none of %d answers packed", prov, NREQ);
+	ck_assert_msg(r[1] == 0, "%s: %llu of %d ping-pong answers packed",
+	              prov, (unsigned long long) r[1], NPING);
+	close_all(ctx, s);
+	ck_assert_int_eq(reap(pid), 0);
+}
+
+START_TEST(test_replies_shm)
+{
+	replies("shm");
+}
+END_TEST
+
+START_TEST(test_replies_tcp)
+{
+	replies("tcp");
+}
+END_TEST
+
 /* coalesce.enabled off: the same stream, nothing packed. */
 START_TEST(test_off)
 {
@@ -369,6 +464,8 @@ coalesce_suite(void)
 	tcase_add_test(tc, test_stall_tcp);
 	tcase_add_test(tc, test_flusher_shm);
 	tcase_add_test(tc, test_flusher_tcp);
+	tcase_add_test(tc, test_replies_shm);
+	tcase_add_test(tc, test_replies_tcp);
 	tcase_add_test(tc, test_off);
 	suite_add_tcase(s, tc);
 	return s;
