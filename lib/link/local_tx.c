@@ -23,6 +23,10 @@
  * per look of the reader, which then takes lines the writer is done
  * with, instead of every record's line and the tail's twice each. */
 #define LOCAL_HOLD 8192
+/* Replies held back (their peer waits for them, its next requests held
+ * until it has them): less, so that both sides work at once.  64 B at
+ * W = 64, 256 B to 8 KiB tried: docs/INTERNALS.md, local. */
+#define LOCAL_HOLD_REPLY 1024
 
 /* The reader sees everything written to it: the records held back
  * appear at once, with the first's prefix (the others' were stored
@@ -193,7 +197,7 @@ local_hold(struct rmq_socket *s, struct rmq_peer *p, struct local_peer *lp,
 		return false;
 	if (rmq_batch_held(p))
 		return lp->tail - lp->ptail + rmq_lring_rec(RMQ_HDR_SIZE + len) <=
-		       LOCAL_HOLD;
+		       (p->heard ? LOCAL_HOLD_REPLY : LOCAL_HOLD);
 	if (!rmq_batch_may(p)) {
 		/* A reply: alone, and the next one looks at the clock. */
 		p->heard   = false;
