@@ -28,16 +28,24 @@
 
 static int reqrep, pubsub;
 
-/* PUB: once all total subscribers are in, rounds messages to each; then
- * wait for stop (the subscribers have them). */
+/*
+ * PUB: once all total subscribers are in, rounds messages to each; then
+ * wait for stop (the subscribers have them).  "In" is the parent's word
+ * (go) that every client's rmq_connect returned: only then does the PUB
+ * surely hold every subscription (rmq_pubsub(7)); RMQ_NPEERS counts a
+ * peer at its handshake, and publishing then could pass a subscriber
+ * whose SUBSCRIBE was still on its way (it would wait for it in vain).
+ */
 static int
-publish(rmq_socket *s, long total, int rounds, int stop)
+publish(rmq_socket *s, long total, int rounds, int go, int stop)
 {
 	char   msg[32], c;
 	int    r, n, np = 0, one = 1;
 	size_t len;
 
 	rmq_setopt(s, RMQ_NODROP, &one, sizeof(one));
+	if (read(go, &c, 1) != 1)
+		return 15;
 	while (np < total) {
 		len = sizeof(np);
 		if (rmq_getopt(s, RMQ_NPEERS, &np, &len) != 0)
@@ -54,7 +62,8 @@ publish(rmq_socket *s, long total, int rounds, int stop)
 
 /* The server: serves until it has taken total messages. */
 static int
-serve(const char *prov, long total, int rounds, int ready, int stop)
+serve(const char *prov, long total, int rounds, int ready, int go,
+      int stop)
 {
 	rmq_ctx    *ctx;
 	rmq_socket *s;
@@ -76,7 +85,7 @@ serve(const char *prov, long total, int rounds, int ready, int stop)
 		return 10;
 	if (write(ready, ep, sizeof(ep)) != (ssize_t) sizeof(ep))
 		return 11;
-	if (pubsub && publish(s, total, rounds, stop) != 0)
+	if (pubsub && publish(s, total, rounds, go, stop) != 0)
 		return 12;
 	total = pubsub ? 0 : total * rounds;
 	while (got < total) {
@@ -160,7 +169,8 @@ client(const char *ep, int socks, int rounds, int up, int go, int done)
 int
 main(int argc, char **argv)
 {
-	int    procs, socks, rounds, rp[2], up[2], go[2], dn[2], sp[2], i, st;
+	int    procs, socks, rounds, rp[2], up[2], go[2], dn[2], sp[2], pg[2];
+	int    i, st;
 	int    nup;
 	int    fails = 0;
 	pid_t  srv, *cl;
@@ -182,12 +192,12 @@ main(int argc, char **argv)
 	cl     = calloc((size_t) procs, sizeof(*cl));
 	if (cl == NULL || procs < 1 || socks < 1 || rounds < 1 ||
 	    pipe(rp) != 0 || pipe(up) != 0 || pipe(go) != 0 || pipe(dn) != 0 ||
-	    pipe(sp) != 0)
+	    pipe(sp) != 0 || pipe(pg) != 0)
 		return 2;
 	srv = fork();
 	if (srv == 0)
 		_exit(serve(argv[1], (long) procs * socks, rounds, rp[1],
-		            sp[0]));
+		            pg[0], sp[0]));
 	if (read(rp[0], ep, sizeof(ep)) != (ssize_t) sizeof(ep))
 		return 1;
 	sleep(1);
@@ -215,6 +225,8 @@ main(int argc, char **argv)
 		        "connected all their sockets\n", nup, procs);
 		fails++;
 	}
+	if (write(pg[1], "g", 1) != 1) /* the PUB may publish */
+		fails++;
 	for (i = 0; i < nup; i++) /* go */
 		if (write(go[1], "g", 1) != 1)
 			break;
