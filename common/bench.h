@@ -112,6 +112,15 @@ pp_parse_ints(const char *arg, int min, int max, int *vals, int *n, int cap)
 	return rc == 0 && *n > 0 ? 0 : -1;
 }
 
+/* Requests in flight (rmq_rpc, zmq_rpc -w): 1 to 100000, a comma list of
+ * at most PP_MAX_WINDOWS. */
+#define PP_MAX_WINDOWS 16
+static inline int
+pp_parse_windows(const char *arg, int *w, int *n)
+{
+	return pp_parse_ints(arg, 1, 100000, w, n, PP_MAX_WINDOWS);
+}
+
 /* "all" (powers of two, 1 B .. 4 MiB) or a comma list. */
 static inline int
 pp_parse_sizes(const char *arg, size_t *sizes, int *n)

@@ -30,7 +30,6 @@
 
 #define PLAN_MAGIC 0x43505252u /* "RRPC" */
 #define CPU_MAGIC  0x55504352u /* the server's CPU report */
-#define MAX_WINDOWS 16
 #define HDR        16          /* seq, slot */
 
 struct opts {
@@ -39,7 +38,7 @@ struct opts {
 	int                  iters, warmup;
 	size_t               sizes[PP_MAX_SIZES];
 	int                  nsizes;
-	int                  windows[MAX_WINDOWS];
+	int                  windows[PP_MAX_WINDOWS];
 	int                  nwindows;
 };
 
@@ -291,14 +290,6 @@ out:
 	return ret;
 }
 
-/* -w: 1 to 100000 requests in flight, a comma list. */
-static int
-parse_windows(const char *s, struct opts *o)
-{
-	return pp_parse_ints(s, 1, 100000, o->windows, &o->nwindows,
-	                     MAX_WINDOWS);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -322,7 +313,7 @@ main(int argc, char **argv)
 
 	rmq_perf_prog = "rmq_rpc";
 	pp_parse_sizes("64,4096", o.sizes, &o.nsizes);
-	parse_windows("1,64", &o);
+	pp_parse_windows("1,64", o.windows, &o.nwindows);
 	while ((c = getopt_long(argc, argv, "p:S:w:I:W:B:P:h", lo, NULL)) !=
 	       -1) {
 		rc = rmq_perf_role_opt(&o.role, c, optarg);
@@ -340,7 +331,8 @@ main(int argc, char **argv)
 			}
 			break;
 		case 'w':
-			if (parse_windows(optarg, &o) != 0) {
+			if (pp_parse_windows(optarg, o.windows,
+			                     &o.nwindows) != 0) {
 				fprintf(stderr, "rmq_rpc: bad -w %s\n", optarg);
 				return 2;
 			}

@@ -32,7 +32,6 @@
 #include "bench.h"
 
 #define PROG        "zmq_rpc"
-#define MAX_WINDOWS 16
 #define HDR         16
 #define IO_TIMEOUT  30000
 
@@ -41,7 +40,7 @@ struct opts {
 	bool        csv;
 	int         iters, warmup, cpus[2];
 	size_t      sizes[PP_MAX_SIZES];
-	int         nsizes, windows[MAX_WINDOWS], nwindows;
+	int         nsizes, windows[PP_MAX_WINDOWS], nwindows;
 };
 
 static int
@@ -286,14 +285,6 @@ client(const struct opts *o, const char *ep)
 	return ret;
 }
 
-/* -w: 1 to 100000 requests in flight, a comma list. */
-static int
-parse_windows(const char *s, struct opts *o)
-{
-	return pp_parse_ints(s, 1, 100000, o->windows, &o->nwindows,
-	                     MAX_WINDOWS);
-}
-
 static void
 usage(FILE *f)
 {
@@ -321,7 +312,7 @@ main(int argc, char **argv)
 	pid_t           pid, parent = getpid();
 
 	pp_parse_sizes("64,4096", o.sizes, &o.nsizes);
-	parse_windows("1,64", &o);
+	pp_parse_windows("1,64", o.windows, &o.nwindows);
 	while ((c = getopt_long(argc, argv, "S:w:I:W:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -339,7 +330,8 @@ main(int argc, char **argv)
 				return usage(stderr), 2;
 			break;
 		case 'w':
-			if (parse_windows(optarg, &o) != 0)
+			if (pp_parse_windows(optarg, o.windows,
+			                     &o.nwindows) != 0)
 				return usage(stderr), 2;
 			break;
 		case 'I':

@@ -144,9 +144,8 @@ seg_rx(struct rmq_socket *s, struct rmq_peer *p, const struct rmq_rx *rx)
 			rmq_rx_lost(s, p, h->msgid);
 			return;
 		}
+		rmq_rx_msgid(e, h->msgid);
 		e->peer  = p;
-		e->msgid = h->msgid & ~RMQ_MSGID_MORE;
-		e->more  = (h->msgid & RMQ_MSGID_MORE) != 0;
 		e->path  = RMQ_PATH_SEG;
 		e->len   = total;
 		sp->e    = e;

@@ -632,17 +632,10 @@ rx_cut(struct rmq_socket *s, struct rmq_peer *p, bool more)
 void
 rmq_rx_abort(struct rmq_socket *s, struct rmq_peer *p)
 {
-	struct rmq_rxq *q = &p->q;
-	size_t          n;
-
-	if (!q->cont && q->open == 0)
+	if (!p->q.cont && p->q.open == 0)
 		return; /* none was coming */
-	n = rmq_rxq_trim_open(s, q);
-	s->stats.dropped++;
-	while (n-- > 0)
-		rmq_tx_consumed(s, p);
-	q->cont = false;
-	q->skip = false;
+	rx_cut(s, p, false);
+	p->q.cont = false;
 }
 
 void
@@ -673,10 +666,16 @@ rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid)
 		rmq_rx_lost(s, p, msgid);
 		return NULL;
 	}
-	e->peer  = p;
+	e->peer = p;
+	rmq_rx_msgid(e, msgid);
+	return e;
+}
+
+void
+rmq_rx_msgid(struct rmq_rxent *e, uint32_t msgid)
+{
 	e->msgid = msgid & ~RMQ_MSGID_MORE;
 	e->more  = (msgid & RMQ_MSGID_MORE) != 0;
-	return e;
 }
 
 int

@@ -153,6 +153,8 @@ struct rmq_rxent;
  */
 struct rmq_rxent *rmq_rx_new(struct rmq_socket *s, struct rmq_peer *p,
                              uint32_t msgid);
+/* e's msgid as the wire gives it: the id, and RMQ_MSGID_MORE as e->more. */
+void rmq_rx_msgid(struct rmq_rxent *e, uint32_t msgid);
 /* A frame (msgid) from p that cannot be queued (too large, no memory):
  * its message goes whole, counted once, its credit back. */
 void rmq_rx_lost(struct rmq_socket *s, struct rmq_peer *p, uint32_t msgid);
