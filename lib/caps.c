@@ -131,10 +131,14 @@ rmq_caps_from_info(struct rmq_caps *c, const struct fi_info *info,
 	c->tagged        = (info->caps & FI_TAGGED) != 0;
 	c->wait_fd       = !(row->flags & RMQ_PROV_NO_WAIT_FD) &&
 	                   (cfg == NULL || cfg->wait_fd);
+#if RMQ_FI_LEGACY_MR
 	/* FI_MR_BASIC is the old spelling of VIRT_ADDR|PROV_KEY|ALLOCATED. */
 	if (info->domain_attr->mr_mode == FI_MR_BASIC)
 		mr = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	c->mr_local     = (mr & FI_MR_LOCAL) || (info->mode & FI_LOCAL_MR);
+#else
+	c->mr_local     = (mr & FI_MR_LOCAL) != 0;
+#endif
 	c->mr_virt_addr = (mr & FI_MR_VIRT_ADDR) != 0;
 	c->mr_prov_key  = (mr & FI_MR_PROV_KEY) != 0;
 	c->mr_endpoint  = (mr & FI_MR_ENDPOINT) != 0;
@@ -303,7 +307,7 @@ rmq_prov_available(const struct rmq_prov *p)
 		if (hints == NULL)
 			return false;
 		info = NULL;
-		rc   = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+		rc   = fi_getinfo(rmq_fi_api(), NULL, NULL, 0, hints, &info);
 		fi_freeinfo(hints);
 		if (info != NULL)
 			fi_freeinfo(info);

@@ -13,6 +13,8 @@
 
 #include <rdma/fabric.h>
 
+#include "fi_api.h" /* the API version librmq asks for */
+
 #include "config.h"
 #include "prov.h"
 #include "rmq.h"

@@ -80,7 +80,7 @@ no_domain(rmq_ctx *ctx, const struct rmq_prov *prov,
 	              where, sizeof(where));
 	hints = rmq_caps_hints_level(prov, 1);
 	if (hints != NULL &&
-	    fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info) == 0)
+	    fi_getinfo(rmq_fi_api(), NULL, NULL, 0, hints, &info) == 0)
 		for (i = info; i != NULL; i = i->next)
 			rmq_list_add(have, sizeof(have), &n,
 			             i->domain_attr->name);
@@ -146,7 +146,7 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 		if (hints->addr_format == FI_SOCKADDR_IN && node != NULL &&
 		    strchr(node, ':') != NULL)
 			hints->addr_format = FI_SOCKADDR_IN6;
-		rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
+		rc = fi_getinfo(rmq_fi_api(), node, NULL,
 		                node ? FI_SOURCE : 0, hints, &info);
 		/* rxm's own protocol: multi-receive slabs (caps.h). */
 		if (rc == 0 && !(hints->caps & FI_MULTI_RECV) &&
@@ -154,7 +154,7 @@ rmq_dom_get(rmq_ctx *ctx, const struct rmq_prov *prov, const char *node,
 			fi_freeinfo(info);
 			info = NULL;
 			hints->caps |= FI_MULTI_RECV;
-			rc = fi_getinfo(FI_VERSION(1, 17), node, NULL,
+			rc = fi_getinfo(rmq_fi_api(), node, NULL,
 			                node ? FI_SOURCE : 0, hints, &info);
 		}
 		fi_freeinfo(hints);

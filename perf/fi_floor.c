@@ -26,6 +26,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include "bench.h"
+#include "fi_api.h"
 
 #define HDR  16
 #define SLAB (1u << 20)
@@ -76,7 +77,7 @@ open_side(struct side *x, const char *prov)
 	h->mode                   = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type          = FI_EP_RDM;
 	h->fabric_attr->prov_name = strdup(prov);
-	CK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &x->info));
+	CK(fi_getinfo(rmq_fi_api(), NULL, NULL, 0, h, &x->info));
 	fi_freeinfo(h);
 	CK(fi_fabric(x->info->fabric_attr, &x->fab, NULL));
 	CK(fi_domain(x->fab, x->info, &x->dom, NULL));

@@ -61,6 +61,7 @@
 #include <rdma/fi_errno.h>
 
 #include "bench.h"
+#include "fi_api.h"
 #include "rmq.h"
 #include "rmq_perf.h"
 
@@ -343,7 +344,7 @@ fip_open(struct fip *f, const char *prov, bool wait_fd, int rank, size_t cap)
 	h->mode                   = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type          = FI_EP_RDM;
 	h->fabric_attr->prov_name = strdup(prov);
-	FIP_CK(f, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &f->info));
+	FIP_CK(f, fi_getinfo(rmq_fi_api(), NULL, NULL, 0, h, &f->info));
 	fi_freeinfo(h);
 	FIP_CK(f, fi_fabric(f->info->fabric_attr, &f->fab, NULL));
 	FIP_CK(f, fi_domain(f->fab, f->info, &f->dom, NULL));

@@ -69,6 +69,15 @@ struct rmq_prov {
 	 * NULL) unless the environment has them, before libfabric's first
 	 * call in the process reads them. */
 	const char *const *env_defaults;
+	/* The row this provider takes where libfabric 2.x runs, if its
+	 * behaviour there differs (other layering, other quirks, thresholds
+	 * measured on 2.x); NULL: this row on every version.  Same name and
+	 * knobs; rmq_prov_by_name() hands out the one for the library
+	 * loaded. */
+	const struct rmq_prov *v2;
+	/* The libfabric versions this row's measurements came from
+	 * (rmq_info and docs/INTERNALS.md, "libfabric versions"). */
+	const char *measured_on;
 };
 
 /*
@@ -86,9 +95,14 @@ RMQ_PROV_ROWS(RMQ_PROV_DECLARE)
 /* The registry, in order of preference for provider "auto" (fabric://),
  * NULL-terminated. */
 const struct rmq_prov *const *rmq_prov_all(void);
-/* The row whose name or fi_prov is name, or NULL. */
+/* The row whose name or fi_prov is name, as rmq_prov_running() gives it,
+ * or NULL. */
 const struct rmq_prov *rmq_prov_by_name(const char *name);
-/* A row's place in rmq_prov_all(), or -1 if p is not a row. */
+/* p, or its row for the libfabric loaded in this process (p->v2 where
+ * that is 2.x). */
+const struct rmq_prov *rmq_prov_running(const struct rmq_prov *p);
+/* A row's place in rmq_prov_all(), or -1 if p is not a row (its
+ * registry row, for a version's row). */
 int rmq_prov_index(const struct rmq_prov *p);
 
 /*

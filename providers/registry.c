@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rdma/fabric.h>
+
 #include "prov.h"
 
 #define ROW(n) &rmq_prov_##n,
@@ -32,9 +34,18 @@ rmq_prov_by_name(const char *name)
 
 	for (p = rmq_provs; *p != NULL; p++)
 		if (strcmp((*p)->name, name) == 0 ||
-		    strcmp((*p)->fi_prov, name) == 0)
-			return *p;
+		    strcmp((*p)->fi_prov, name) == 0 ||
+		    ((*p)->v2 != NULL && strcmp((*p)->v2->fi_prov, name) == 0))
+			return rmq_prov_running(*p);
 	return NULL;
+}
+
+const struct rmq_prov *
+rmq_prov_running(const struct rmq_prov *p)
+{
+	if (p != NULL && p->v2 != NULL && FI_MAJOR(fi_version()) >= 2)
+		return p->v2;
+	return p;
 }
 
 int
@@ -43,7 +54,7 @@ rmq_prov_index(const struct rmq_prov *p)
 	int i;
 
 	for (i = 0; rmq_provs[i] != NULL; i++)
-		if (rmq_provs[i] == p)
+		if (rmq_provs[i] == p || rmq_provs[i]->v2 == p)
 			return i;
 	return -1;
 }

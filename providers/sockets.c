@@ -25,4 +25,5 @@ const struct rmq_prov rmq_prov_sockets = {
 	.iface_key    = "sockets.interface",
 	.iface_help   = "sockets: the network interface fabric traffic uses; "
 	                "empty = the one the address routes by",
+	.measured_on  = "1.17",
 };

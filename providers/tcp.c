@@ -46,6 +46,32 @@ static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
                                       "FI_OFI_RXM_ENABLE_PASSTHRU", "1",
                                       NULL};
 
+/*
+ * libfabric 2.x: the tcp provider's own RDM endpoint (FI_PROTO_XNET), no
+ * ofi_rxm above it.
+ */
+static const struct rmq_prov tcp_v2 = {
+	.name         = "tcp",
+	.fi_prov      = "tcp",
+	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
+	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ADDR_SOCKADDR |
+	                RMQ_PROV_IFACE_DOMAIN | RMQ_PROV_TX_LOCAL_DONE |
+	                RMQ_PROV_ONE_RECV,
+	.inject_max   = 0,
+	.eager_max    = 4096,
+	.ring_max     = 65536,
+	.rma_chunk    = 0,
+	.cq_data_size = 8,
+	.rndv         = "rndv_read",
+	.fanout_log   = 2,
+	.notes        = "RMA emulated: needs target progress",
+	.iface_key    = "tcp.interface",
+	.iface_help   = "tcp: the network interface (libfabric's domain, e.g. "
+	                "eth0) fabric traffic uses; empty = the one the "
+	                "address routes by",
+	.measured_on  = "2.1",
+};
+
 const struct rmq_prov rmq_prov_tcp = {
 	.name         = "tcp",
 	.fi_prov      = "tcp;ofi_rxm",
@@ -72,4 +98,6 @@ const struct rmq_prov rmq_prov_tcp = {
 	                "eth0) fabric traffic uses; empty = the one the "
 	                "address routes by",
 	.env_defaults = tcp_env,
+	.measured_on  = "1.17",
+	.v2           = &tcp_v2,
 };

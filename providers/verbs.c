@@ -27,4 +27,5 @@ const struct rmq_prov rmq_prov_verbs = {
 	.domain_key   = "verbs.domain",
 	.domain_help  = "verbs: the device, as fi_info names its domain (e.g. "
 	                "mlx5_0); empty = the provider's first",
+	.measured_on  = "none (written from the 1.17 and 1.18 sources)",
 };

@@ -108,11 +108,22 @@ print_caps(const struct rmq_dom *d, const struct fi_info *info)
 {
 	const struct rmq_caps *c = &d->caps;
 	uint64_t               v;
-	uint32_t               fv = fi_version();
+	uint32_t               fv  = fi_version();
+	uint32_t               api = rmq_fi_api();
+	int                    idx;
 
-	printf("provider %s: libfabric %s, %u.%u (librmq asked for 1.17)\n",
+	printf("provider %s: libfabric %s, %u.%u (API %u.%u asked; built on "
+	       "%u.%u headers)\n",
 	       c->prov->name, info->fabric_attr->prov_name, FI_MAJOR(fv),
-	       FI_MINOR(fv));
+	       FI_MINOR(fv), FI_MAJOR(api), FI_MINOR(api), FI_MAJOR_VERSION,
+	       FI_MINOR_VERSION);
+	idx = rmq_prov_index(c->prov);
+	printf("  row:           %s%s, measured on libfabric %s\n",
+	       c->prov->name,
+	       idx >= 0 && rmq_prov_all()[idx]->v2 == c->prov
+	               ? " (its libfabric 2.x row)"
+	               : "",
+	       c->prov->measured_on != NULL ? c->prov->measured_on : "?");
 	printf("  fabric %s, domain %s, endpoint %s\n", info->fabric_attr->name,
 	       info->domain_attr->name,
 	       fi_tostr(&info->ep_attr->type, FI_TYPE_EP_TYPE));

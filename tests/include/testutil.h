@@ -227,6 +227,25 @@ close_all(rmq_ctx *ctx, rmq_socket *s)
 	ck_assert_int_eq(rmq_ctx_destroy(ctx), 0);
 }
 
+/*
+ * libfabric's name for librmq's provider prov as a socket bound on it here
+ * reports it (RMQ_PROVIDER_NAME): "tcp;ofi_rxm" on 1.17, "tcp" on 2.x.
+ * For tests that write a peer's HELLO by hand.
+ */
+static inline void
+fabric_prov_name(const char *prov, char *buf, size_t len)
+{
+	rmq_ctx    *ctx;
+	rmq_socket *s;
+	char        ep[64];
+
+	ck_assert_int_eq(rmq_ctx_new(&ctx, NULL), 0);
+	ck_assert_int_eq(rmq_socket_open(ctx, RMQ_PAIR, &s), 0);
+	ck_assert_int_eq(rmq_bind(s, bind_addr(prov, ep, sizeof(ep))), 0);
+	ck_assert_int_eq(rmq_getopt(s, RMQ_PROVIDER_NAME, buf, &len), 0);
+	close_all(ctx, s);
+}
+
 static inline double
 test_now(void)
 {

@@ -363,7 +363,7 @@ START_TEST(test_wire)
 	pid = spawn_keyed("tcp", key_a(), &refusals, ep, sizeof(ep));
 	memset(&h, 0, sizeof(h));
 	h.pattern  = 0x7777; /* no such pattern: refused after the proof */
-	snprintf(h.prov, sizeof(h.prov), "tcp;ofi_rxm");
+	fabric_prov_name("tcp", h.prov, sizeof(h.prov));
 	h.addr_len = 16;
 	h.rcvhwm   = 10;
 	h.maxmsg   = UINT64_MAX;

@@ -109,7 +109,8 @@ START_TEST(test_yaml_provider_for_fabric_endpoints)
 	snprintf(fab, sizeof(fab), "fabric://%s", ep + 6);
 	open_connected(RMQ_PAIR, fab, &ctx, &s);
 	ck_assert_int_eq(rmq_getopt(s, RMQ_PROVIDER_NAME, prov, &len), 0);
-	ck_assert_str_eq(prov, "tcp;ofi_rxm");
+	/* libfabric's name for it: tcp;ofi_rxm on 1.17, tcp on 2.x. */
+	ck_assert(strcmp(prov, "tcp;ofi_rxm") == 0 || strcmp(prov, "tcp") == 0);
 	ck_assert_int_eq(rmq_send(s, "abc", 3, 0), 3);
 	ck_assert_int_eq(rmq_recv(s, buf, sizeof(buf), 0), 3);
 	close_all(ctx, s);

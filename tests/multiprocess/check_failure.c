@@ -390,9 +390,11 @@ END_TEST
  * any librmq peer has: refused before its fabric address is used. */
 START_TEST(test_connect_to_tiny_eager_limit)
 {
-	static const char prov[] = "tcp;ofi_rxm";
+	char              prov[32];
 	uint8_t           m[128] = {'R', 'M', 'Q', 'C', 1, 1}, *p = m + 8;
 	uint8_t           sa[16] = {2, 0, 0, 9, 127, 0, 0, 1}; /* AF_INET */
+
+	fabric_prov_name("tcp", prov, sizeof(prov));
 
 	p[0] = 0x10; /* PAIR */
 	p[1] = 0;

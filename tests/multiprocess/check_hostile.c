@@ -154,8 +154,14 @@ attack(const char *prov, bool bogus_rts)
 
 START_TEST(test_hostile_peer_shm)
 {
-	/* shm reads go through CMA: a bogus address fails cleanly. */
-	attack("shm", true);
+	/*
+	 * shm 1.x reads go through CMA: a bogus address fails cleanly.  shm
+	 * 2.1 never completes that read (the fi_read stays -FI_EAGAIN, the
+	 * victim waits in it for good: measured), so there a hostile shm
+	 * peer can stall a receiver -- within what rmq(7) says of shm (trusted
+	 * peers only; RMA keys not enforced).  The rest of the attack holds.
+	 */
+	attack("shm", FI_MAJOR(fi_version()) < 2);
 }
 END_TEST
 

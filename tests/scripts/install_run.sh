@@ -23,8 +23,18 @@ if ! command -v pkg-config >/dev/null 2>&1; then
 	exit 77
 fi
 
-# Whatever runs here must find librmq by itself.
+# Whatever runs here must find librmq by itself.  Built against a
+# libfabric in a prefix of its own (tools/libfabric2.sh), that libfabric
+# is found as its user finds it: its .pc on PKG_CONFIG_PATH, its libdir on
+# LD_LIBRARY_PATH (which the linker also searches for librmq.so's needs).
 unset LD_LIBRARY_PATH
+case ${RMQ_FABRIC_LIBDIR:-} in
+""|/usr/lib*|/lib*) ;;
+*)
+	export LD_LIBRARY_PATH=$RMQ_FABRIC_LIBDIR
+	export PKG_CONFIG_PATH="$RMQ_FABRIC_PCDIR${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+	;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest

@@ -46,7 +46,7 @@ spid=$!
 if RMQ_TCP_INTERFACE="vb$tag" ip netns exec "$b" timeout 60 "$pp" \
 	--connect "$net.1:$port" -p tcp -S 64,1048576 -I 50 --check \
 	>/tmp/netns_$tag.out && wait "$spid" &&
-	grep -q "provider tcp;ofi_rxm (domain vb$tag)" /tmp/netns_$tag.out; then
+	grep -Eq "provider tcp(;ofi_rxm)? \(domain vb$tag\)" /tmp/netns_$tag.out; then
 	echo "tcp.interface vb$tag -> va$tag: ok"
 else
 	echo "tcp.interface: FAILED"
