@@ -407,6 +407,17 @@ default_bin() { # default_bin NAME: where NAME is unless its variable is set
 }
 fi_bin=${FI_PINGPONG:-fi_pingpong}
 rmq_bin=${RMQ_PINGPONG:-$(default_bin rmq_pingpong)}
+
+# The version of the libfabric a librmq binary loads: a build against a
+# libfabric in a prefix of its own (tools/libfabric2.sh) loads that one,
+# whose fi_info sits in the prefix's bin/, not the one on PATH.
+fi_loaded() {
+	local lib info
+	lib=$(ldd "$1" 2>/dev/null | awk '/libfabric\.so/ { print $3; exit }')
+	info=$(dirname "${lib:-/nonexistent/x}")/../bin/fi_info
+	[[ -n $lib && -x $info ]] || info=fi_info
+	"$info" --version 2>/dev/null | head -n 1 || echo unknown
+}
 zmq_bin=${ZMQ_PINGPONG:-$(default_bin zmq_pingpong)}
 bw_bin=${RMQ_BW:-$(default_bin rmq_bw)}
 thr_bin=${ZMQ_THR:-$(default_bin zmq_thr)}
@@ -871,7 +882,7 @@ thr_main() {
 	header=(
 		"librmq vs ZeroMQ, streaming throughput, $(date '+%Y-%m-%d %H:%M:%S %z')"
 		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
-		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
+		"libfabric: $(fi_loaded "$bw_bin")"
 		"rmq_bw: $rmq_envs$bw_bin --local --cpus 0,1 -p PROV --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
 		"zmq_thr: $thr_bin (${zmq_version:-version unknown}) --cpus 0,1 --transport T --pattern P -S $list${args[*]:+ ${args[*]}} --csv"
 		"pairs: $(for p in "${providers[@]}"; do printf 'rmq %s / zmq %s, ' "$p" "$(thr_transport "$p")"; done | sed 's/, $//'); patterns: ${thr_patterns[*]}"
@@ -1039,7 +1050,7 @@ cma_main() {
 	header=(
 		"librmq vs process_vm_readv, streaming bandwidth of the local path, $(date '+%Y-%m-%d %H:%M:%S %z')"
 		"host: $(hostname 2>/dev/null || uname -n)  kernel: $(uname -srm)  cpus: $(nproc)"
-		"libfabric: $(fi_info --version 2>/dev/null | head -n 1 || echo unknown)"
+		"libfabric: $(fi_loaded "$bw_bin")"
 		"rmq_bw: $rmq_envs$bw_bin --local --cpus $rmq_cpus -p PROV -S SIZE${iw[*]:+ ${iw[*]}} --csv (sender CPU 0, receiver CPU 1)"
 		"cma_bw: $cma_bin --cpus $cma_cpus -S SIZE --csv (process_vm_readv by CPU 1, rmq_bw's receiver, from a process on CPU 0, its sender; the same 2 buffers, 1 s per size)"
 		"$runs round(s) per provider and size, each rmq_bw then cma_bw; rmq_bw: per size a window of ${bw_window:-64} messages then one 8 B ack, ${bw_iters:+$bw_iters timed rounds}${bw_iters:-timed rounds enough for about 16 GB a run (1 s at the bare copy's rate, cma_bw's run length)}"
@@ -1147,8 +1158,7 @@ fi
 
 # ------------------------------------------------------------------ header
 
-fi_version=$(fi_info --version 2>/dev/null | head -n 1 || true)
-[[ -n $fi_version ]] || fi_version="unknown"
+fi_version=$(fi_loaded "$rmq_bin")
 zmq_cpus="0,1"
 [[ $zmq_same_cpu -eq 0 ]] || zmq_cpus="0,0 (same CPU)"
 if [[ ${#zmq_transports[@]} -gt 0 ]]; then

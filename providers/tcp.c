@@ -48,7 +48,11 @@ static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
 
 /*
  * libfabric 2.x: the tcp provider's own RDM endpoint (FI_PROTO_XNET), no
- * ofi_rxm above it.
+ * ofi_rxm above it, so none of rxm's variables.  One message per receive,
+ * as rxm passed through to on 1.x.  The thresholds are 1.x's: every path
+ * forced on 2.1 kept them (eager to 8 KiB, the ring to 64 KiB, the
+ * rendezvous paths several times slower below that; docs/INTERNALS.md
+ * §14, "libfabric versions").
  */
 static const struct rmq_prov tcp_v2 = {
 	.name         = "tcp",
