@@ -140,14 +140,23 @@ idle_many(struct rmq_reactor *const *rs, int nr, struct pollfd *fds, int nfds,
 		for (i = 0; i < nr; i++)
 			rs[i]->next_poll = now + RMQ_POLL_NS;
 		(void) rmq_poll_round(rs, nr, false, fds, nfds, 1);
-		return 0;
+	} else {
+		if (nfds > 0)
+			(void) rmq_poll_round(rs, 0, false, fds, nfds, 0);
+		ts.tv_sec  = 0;
+		ts.tv_nsec = (long) w->backoff_us * 1000;
+		nanosleep(&ts, NULL);
+		w->backoff_us *= 2;
 	}
-	if (nfds > 0)
-		(void) rmq_poll_round(rs, 0, false, fds, nfds, 0);
-	ts.tv_sec  = 0;
-	ts.tv_nsec = (long) w->backoff_us * 1000;
-	nanosleep(&ts, NULL);
-	w->backoff_us *= 2;
+	/* Nothing wakes us for the CQ, so read it after every sleep: with a
+	 * memory source, rmq_reactor_progress reads it one round in up to
+	 * RMQ_MEM_CQ_MAX, which at a millisecond a round let a peer's ring
+	 * write sit unseen for seconds (check_rbatch, strict, libfabric
+	 * 2.1's tcp: docs/INTERNALS.md §14).  One read per sleep costs
+	 * nothing beside the sleep. */
+	for (i = 0; i < nr; i++)
+		if (rs[i]->mem_on && rs[i]->cq != NULL)
+			(void) rmq_reactor_drain(rs[i]);
 	return 0;
 }
 
