@@ -29,6 +29,39 @@
 #include "rmq.h"
 #include "prov.h"
 
+/* What shm's rows for libfabric 1.x and 2.x share. */
+#define SHM_FLAGS (RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED | \
+                   RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS)
+#define SHM_ROW_COMMON \
+	.name         = "shm",                                                \
+	.fi_prov      = "shm",                                                \
+	.inject_max   = 0,        /* fi_info: 4096 */                         \
+	.eager_max    = 4096,     /* above, a stalled receiver stalls every   \
+	                           * send of ours (see above) */              \
+	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */      \
+	.rma_chunk    = 0,        /* one CMA read is fastest */               \
+	.cq_data_size = 8,                                                    \
+	.rndv         = "rndv_read", /* ties rndv_send, wins <128K */         \
+	/*                                                                    \
+	 * Never by default.  The log was measured faster (rmq_fanout: log    \
+	 * beats push from N = 1), but shm 1.17's fi_read takes a spinlock in \
+	 * the target's shared region: a subscriber SIGKILLed while it holds  \
+	 * the publisher's spun every other subscriber forever                \
+	 * (check_pubsub_log's test_sub_killed, docs/INTERNALS.md §14; the    \
+	 * threads in __pthread_spin_lock under fi_read).  Push mode          \
+	 * survived every run.  thresholds.fanout_log turns it on.            \
+	 */                                                                   \
+	.fanout_log   = 0,                                                    \
+	/* libfabric 1.17's shm takes at most 256 addresses per address       \
+	 * table: the 257th fi_av_insert fails with EINVAL (measured,         \
+	 * tests/programs/many_peers 32 x 16).  A second endpoint in the      \
+	 * same domain with its own table takes 256 more (measured: four      \
+	 * endpoints of one process, 1,000 peers), so a socket opens one      \
+	 * more endpoint per 256 peers (ep.c's shards), up to                 \
+	 * RMQ_SHARDS_MAX. */                                                 \
+	.max_peers    = 256,                                                  \
+	.notes        = "same host only; RMA keys not enforced (trusted peers)",
+
 /*
  * libfabric 2.x's shm (measured with 2.1): multi-receive buffers lose
  * sends above the inject size, which it moves by CMA into the posted
@@ -39,54 +72,14 @@
  * (docs/INTERNALS.md, "libfabric versions").
  */
 static const struct rmq_prov shm_v2 = {
-	.name         = "shm",
-	.fi_prov      = "shm",
-	.flags        = RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED |
-	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS |
-	                RMQ_PROV_ONE_RECV,
-	.inject_max   = 0,
-	.eager_max    = 4096,
-	.ring_max     = 0,
-	.rma_chunk    = 0,
-	.cq_data_size = 8,
-	.rndv         = "rndv_read",
-	.fanout_log   = 0,
-	.max_peers    = 256,
-	.notes        = "same host only; RMA keys not enforced (trusted peers)",
+	SHM_ROW_COMMON
+	.flags        = SHM_FLAGS | RMQ_PROV_ONE_RECV,
 	.measured_on  = "2.1",
 };
 
 const struct rmq_prov rmq_prov_shm = {
-	.name         = "shm",
-	.fi_prov      = "shm",
-	.flags        = RMQ_PROV_LOCAL_ONLY | RMQ_PROV_RMA_EMULATED |
-	                RMQ_PROV_NO_WAIT_FD | RMQ_PROV_UNSAFE_KEYS,
-	.inject_max   = 0,        /* fi_info: 4096 */
-	.eager_max    = 4096,     /* above, a stalled receiver stalls every
-	                           * send of ours (see above) */
-	.ring_max     = 0,        /* measured: no gain (rmq_paths(7)) */
-	.rma_chunk    = 0,        /* one CMA read is fastest */
-	.cq_data_size = 8,
-	.rndv         = "rndv_read", /* ties rndv_send, wins <128K */
-	/*
-	 * Never by default.  The log was measured faster (rmq_fanout: log
-	 * beats push from N = 1), but shm 1.17's fi_read takes a spinlock in
-	 * the target's shared region: a subscriber SIGKILLed while it holds
-	 * the publisher's spun every other subscriber forever
-	 * (check_pubsub_log's test_sub_killed, docs/INTERNALS.md §14; the
-	 * threads in __pthread_spin_lock under fi_read).  Push mode
-	 * survived every run.  thresholds.fanout_log turns it on.
-	 */
-	.fanout_log   = 0,
-	/* libfabric 1.17's shm takes at most 256 addresses per address
-	 * table: the 257th fi_av_insert fails with EINVAL (measured,
-	 * tests/programs/many_peers 32 x 16).  A second endpoint in the
-	 * same domain with its own table takes 256 more (measured: four
-	 * endpoints of one process, 1,000 peers), so a socket opens one
-	 * more endpoint per 256 peers (ep.c's shards), up to
-	 * RMQ_SHARDS_MAX. */
-	.max_peers    = 256,
-	.notes        = "same host only; RMA keys not enforced (trusted peers)",
+	SHM_ROW_COMMON
+	.flags        = SHM_FLAGS,
 	.measured_on  = "1.17",
 	.v2           = &shm_v2,
 };

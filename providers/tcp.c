@@ -46,6 +46,32 @@ static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
                                       "FI_OFI_RXM_ENABLE_PASSTHRU", "1",
                                       NULL};
 
+/* What tcp's rows for libfabric 1.x and 2.x share. */
+#define TCP_ROW_COMMON \
+	.name         = "tcp",                                                  \
+	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |          \
+	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ONE_RECV |              \
+	                RMQ_PROV_ADDR_SOCKADDR |                                \
+	                RMQ_PROV_IFACE_DOMAIN |                                 \
+	                /* check_paths' test_in_place_stopped_peer: a 64 KiB    \
+	                 * ring write to a SIGSTOPped peer completes (the       \
+	                 * kernel's socket buffers) */                          \
+	                RMQ_PROV_TX_LOCAL_DONE,                                 \
+	.inject_max   = 0,        /* fi_info: 128 passed through, 64            \
+	                           * with rxm's own protocol */                 \
+	.eager_max    = 4096,     /* measured (above) */                        \
+	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */  \
+	.rma_chunk    = 0,                                                      \
+	.cq_data_size = 8,                                                      \
+	.rndv         = "rndv_read",                                            \
+	.fanout_log   = 2, /* the log from 2 subscribers (rmq_fanout;           \
+	                           * INTERNALS §17); 1:1 keeps push latency */  \
+	.notes        = "RMA emulated: needs target progress",                  \
+	.iface_key    = "tcp.interface",                                        \
+	.iface_help   = "tcp: the network interface (libfabric's domain, e.g. " \
+	                "eth0) fabric traffic uses; empty = the one the "       \
+	                "address routes by",
+
 /*
  * libfabric 2.x: the tcp provider's own RDM endpoint (FI_PROTO_XNET), no
  * ofi_rxm above it, so none of rxm's variables.  One message per receive,
@@ -55,52 +81,14 @@ static const char *const tcp_env[] = {"FI_OFI_RXM_MSG_RX_SIZE", "128",
  * §14, "libfabric versions").
  */
 static const struct rmq_prov tcp_v2 = {
-	.name         = "tcp",
+	TCP_ROW_COMMON
 	.fi_prov      = "tcp",
-	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
-	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ADDR_SOCKADDR |
-	                RMQ_PROV_IFACE_DOMAIN | RMQ_PROV_TX_LOCAL_DONE |
-	                RMQ_PROV_ONE_RECV,
-	.inject_max   = 0,
-	.eager_max    = 4096,
-	.ring_max     = 65536,
-	.rma_chunk    = 0,
-	.cq_data_size = 8,
-	.rndv         = "rndv_read",
-	.fanout_log   = 2,
-	.notes        = "RMA emulated: needs target progress",
-	.iface_key    = "tcp.interface",
-	.iface_help   = "tcp: the network interface (libfabric's domain, e.g. "
-	                "eth0) fabric traffic uses; empty = the one the "
-	                "address routes by",
 	.measured_on  = "2.1",
 };
 
 const struct rmq_prov rmq_prov_tcp = {
-	.name         = "tcp",
+	TCP_ROW_COMMON
 	.fi_prov      = "tcp;ofi_rxm",
-	.flags        = RMQ_PROV_RMA_EMULATED | RMQ_PROV_TARGET_PROG |
-	                RMQ_PROV_NO_WILDCARD | RMQ_PROV_ONE_RECV |
-	                RMQ_PROV_ADDR_SOCKADDR |
-	                RMQ_PROV_IFACE_DOMAIN |
-	                /* check_paths' test_in_place_stopped_peer: a 64 KiB
-	                 * ring write to a SIGSTOPped peer completes (the
-	                 * kernel's socket buffers) */
-	                RMQ_PROV_TX_LOCAL_DONE,
-	.inject_max   = 0,        /* fi_info: 128 passed through, 64
-	                           * with rxm's own protocol */
-	.eager_max    = 4096,     /* measured (above) */
-	.ring_max     = 65536,    /* measured; cut to a quarter of the ring */
-	.rma_chunk    = 0,
-	.cq_data_size = 8,
-	.rndv         = "rndv_read",
-	.fanout_log   = 2, /* the log from 2 subscribers (rmq_fanout;
-	                           * INTERNALS §17); 1:1 keeps push latency */
-	.notes        = "RMA emulated: needs target progress",
-	.iface_key    = "tcp.interface",
-	.iface_help   = "tcp: the network interface (libfabric's domain, e.g. "
-	                "eth0) fabric traffic uses; empty = the one the "
-	                "address routes by",
 	.env_defaults = tcp_env,
 	.measured_on  = "1.17",
 	.v2           = &tcp_v2,
